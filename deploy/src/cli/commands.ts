@@ -1,0 +1,22 @@
+/**
+ * The command table of the `polyvision` CLI. A command module exports
+ * `run(argv: string[]): Promise<number>` (the exit status) and prints its own
+ * `--help`. Add a row here to add a command.
+ */
+export interface CommandModule {
+  run(argv: string[]): Promise<number>;
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  load(): Promise<CommandModule>;
+}
+
+export const commands: Command[] = [
+  {
+    name: 'services',
+    summary: 'up|down|status: real Redis, PostgreSQL and Kafka on loopback for tests and local runs',
+    load: () => import('./commands/services.ts'),
+  },
+];

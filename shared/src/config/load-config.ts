@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors/index.ts';
+
+/**
+ * Parses environment variables with a zod object schema whose keys are the
+ * variable names. Values arrive as strings; use the helpers below (`envInt`,
+ * `envSeconds`, …) so units are converted once, at the edge of the config.
+ *
+ * @param schema - zod object schema; keys are variable names.
+ * @param env - the environment to read. @defaultValue process.env
+ * @returns the parsed, fully defaulted config.
+ * @throws ConfigError naming the first bad variable, its value and what was expected.
+ */
+export function loadConfig<S extends z.ZodObject>(
+  schema: S,
+  env: Record<string, string | undefined> = process.env,
+): z.output<S> {
+  const picked: Record<string, string | undefined> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    picked[key] = value === '' ? undefined : value;
+  }
+  const result = schema.safeParse(picked);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const variable = String(issue?.path[0] ?? '(unknown)');
+  const value = picked[variable];
+  throw new ConfigError(
+    variable,
+    `got ${value === undefined ? 'nothing' : JSON.stringify(value)}, expected ${issue?.message ?? 'a valid value'}`,
+  );
+}
+
+/** An integer variable within [min, max]. */
+export function envInt(defaultValue: number | undefined, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER) {
+  const base = z
+    .string()
+    .regex(/^-?\d+$/, { message: `an integer between ${min} and ${max}` })
+    .transform(Number)
+    .pipe(z.number().int().min(min, { message: `an integer ≥ ${min}` }).max(max, { message: `an integer ≤ ${max}` }));
+  return defaultValue === undefined ? base : base.optional().transform((v) => v ?? defaultValue);
+}
+
+/** A duration given in seconds (seed names such as CAPACITY_MONITOR_LEADER_TTL), returned in milliseconds. */
+export function envSecondsAsMs(defaultSeconds: number, minSeconds = 0) {
+  return z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, { message: `a number of seconds ≥ ${minSeconds}` })
+    .transform(Number)
+    .pipe(z.number().min(minSeconds, { message: `a number of seconds ≥ ${minSeconds}` }))
+    .optional()
+    .transform((v) => Math.round((v ?? defaultSeconds) * 1000));
+}
+
+/** A boolean written as on/off, true/false, 1/0 or yes/no. */
+export function envBool(defaultValue: boolean) {
+  return z
+    .enum(['on', 'off', 'true', 'false', '1', '0', 'yes', 'no'], { message: 'on or off' })
+    .optional()
+    .transform((v) => (v === undefined ? defaultValue : ['on', 'true', '1', 'yes'].includes(v)));
+}
+
+/** One of a fixed set of strings. */
+export function envEnum<const T extends readonly [string, ...string[]]>(values: T, defaultValue?: T[number]) {
+  const base = z.enum(values, { message: `one of ${values.join(', ')}` });
+  return defaultValue === undefined ? base : base.optional().transform((v) => v ?? defaultValue);
+}
+
+/** A URL (http, https, redis, postgres, …). */
+export function envUrl() {
+  return z.string().url({ message: 'a URL' });
+}
+
+/**
+ * Runs `load` and, on a ConfigError, prints one line to stderr and exits
+ * with status 2 (no stack dump). Other errors propagate.
+ */
+export function loadConfigOrExit<T>(load: () => T): T {
+  try {
+    return load();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}

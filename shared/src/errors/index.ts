@@ -1,0 +1,1 @@
+export * from './polyvision-error.ts';
