@@ -37,7 +37,13 @@ export function envInt(defaultValue: number | undefined, min = Number.MIN_SAFE_I
     .string()
     .regex(/^-?\d+$/, { message: `an integer between ${min} and ${max}` })
     .transform(Number)
-    .pipe(z.number().int().min(min, { message: `an integer ≥ ${min}` }).max(max, { message: `an integer ≤ ${max}` }));
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(min, { message: `an integer ≥ ${min}` })
+        .max(max, { message: `an integer ≤ ${max}` }),
+    );
   return defaultValue === undefined ? base : base.optional().transform((v) => v ?? defaultValue);
 }
 
