@@ -1,0 +1,51 @@
+/**
+ * The analysis stages a job runs through and their dependencies.
+ *
+ * Pipeline (seeds: orchestration-decision.md): optional Stitch → Detect →
+ * Track → (VCam ∥ Analyze) → Encode → Ready.
+ */
+export const STAGE_NAMES = ['stitch', 'detect', 'track', 'vcam', 'analyze', 'encode'] as const;
+
+/** One analysis stage; also the suffix of its task topic `polyvision.tasks.<stage>`. */
+export type StageName = (typeof STAGE_NAMES)[number];
+
+/** Stages each stage waits for. `stitch` is present only in jobs that ask for it. */
+export const STAGE_DEPENDENCIES: Readonly<Record<StageName, readonly StageName[]>> = Object.freeze({
+  stitch: [],
+  detect: ['stitch'],
+  track: ['detect'],
+  vcam: ['track'],
+  analyze: ['track'],
+  encode: ['vcam', 'analyze'],
+});
+
+/**
+ * The stages of a job, in pipeline order.
+ *
+ * @param withStitch - whether the edge uploaded raw cameras that must be stitched first.
+ */
+export function pipelineStages(withStitch: boolean): StageName[] {
+  return STAGE_NAMES.filter((stage) => withStitch || stage !== 'stitch');
+}
+
+/** The stages of `stages` that `stage` waits for (dependencies absent from the job are skipped). */
+export function dependenciesOf(stage: StageName, stages: readonly StageName[]): StageName[] {
+  return STAGE_DEPENDENCIES[stage].filter((dependency) => stages.includes(dependency));
+}
+
+/** `stage` and every stage of `stages` that depends on it, directly or not. */
+export function stageAndDownstream(stage: StageName, stages: readonly StageName[]): StageName[] {
+  const result = new Set<StageName>([stage]);
+  for (const candidate of stages) {
+    if (dependenciesOf(candidate, stages).some((dependency) => result.has(dependency))) result.add(candidate);
+  }
+  return stages.filter((s) => result.has(s));
+}
+
+/**
+ * The Redis idempotency key of a stage run (seeds: orchestration-decision.md):
+ * `{stage}:{organization_id}:{match_id}:{model_version}`.
+ */
+export function stageIdempotencyKey(stage: StageName, organizationId: string, matchId: string, modelVersion: string) {
+  return `${stage}:${organizationId}:${matchId}:${modelVersion}`;
+}
