@@ -5,7 +5,13 @@ import { murmur2, partitionForKey } from '../../src/bus/murmur2.ts';
 describe('murmur2 partitioner', () => {
   it('puts every key on the same partition as kafkajs DefaultPartitioner (Java client compatible)', () => {
     const kafkajs = Partitioners.DefaultPartitioner();
-    const partitionMetadata = Array.from({ length: 12 }, (_, partitionId) => ({ partitionId, leader: 0 }));
+    const partitionMetadata = Array.from({ length: 12 }, (_, partitionId) => ({
+      partitionId,
+      leader: 0,
+      partitionErrorCode: 0,
+      replicas: [0],
+      isr: [0],
+    }));
     const keys = ['', 'a', 'ab', 'abc', 'abcd', 'org-1:match-A', 'ключ:матч', 'x'.repeat(257)];
     for (let i = 0; i < 500; i++) keys.push(`org-${i % 7}:match-${i}`);
     for (const key of keys) {
