@@ -1,6 +1,7 @@
-/** Contracts of the orchestrator: stage graph, topic names, command, task and event messages. */
-export * from './commands.ts';
-export * from './events.ts';
+/**
+ * Orchestrator-side contracts on top of `@polyvision/shared/contracts`
+ * (messages, tasks, events, DLQ records live there): the stage dependency
+ * graph and topic/group names under a configurable prefix (test isolation).
+ */
 export * from './stages.ts';
-export * from './tasks.ts';
 export * from './topics.ts';

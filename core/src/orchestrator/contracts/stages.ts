@@ -1,13 +1,17 @@
+import { STAGES, type Stage } from '@polyvision/shared/contracts/index.ts';
+
 /**
- * The analysis stages a job runs through and their dependencies.
+ * The dependencies between the analysis stages of a job.
  *
  * Pipeline (seeds: orchestration-decision.md): optional Stitch → Detect →
  * Track → (VCam ∥ Analyze) → Encode → Ready.
  */
-export const STAGE_NAMES = ['stitch', 'detect', 'track', 'vcam', 'analyze', 'encode'] as const;
+
+/** The stage names in pipeline order (shared contract). */
+export const STAGE_NAMES = STAGES;
 
 /** One analysis stage; also the suffix of its task topic `polyvision.tasks.<stage>`. */
-export type StageName = (typeof STAGE_NAMES)[number];
+export type StageName = Stage;
 
 /** Stages each stage waits for. `stitch` is present only in jobs that ask for it. */
 export const STAGE_DEPENDENCIES: Readonly<Record<StageName, readonly StageName[]>> = Object.freeze({
@@ -40,12 +44,4 @@ export function stageAndDownstream(stage: StageName, stages: readonly StageName[
     if (dependenciesOf(candidate, stages).some((dependency) => result.has(dependency))) result.add(candidate);
   }
   return stages.filter((s) => result.has(s));
-}
-
-/**
- * The Redis idempotency key of a stage run (seeds: orchestration-decision.md):
- * `{stage}:{organization_id}:{match_id}:{model_version}`.
- */
-export function stageIdempotencyKey(stage: StageName, organizationId: string, matchId: string, modelVersion: string) {
-  return `${stage}:${organizationId}:${matchId}:${modelVersion}`;
 }

@@ -1,15 +1,22 @@
 import type { Logger } from '@polyvision/shared';
-import type { StageName } from '../../orchestrator/contracts/stages.ts';
-import type { StageTask } from '../../orchestrator/contracts/tasks.ts';
+import type { ArtifactRef, Stage, StageTask } from '@polyvision/shared/contracts/index.ts';
 
-export type { StageName, StageTask };
+export type { ArtifactRef, Stage, StageTask };
 
-/** JSON-safe outputs of a stage; they reach the next stages as `task.upstream[stage]`. */
-export type StageOutputs = Record<string, unknown>;
+/** What a stage returns: stored artifacts (they become the next stages' `task.inputs`) and small numbers. */
+export interface StageResult {
+  outputs: ArtifactRef[];
+  /** Stage-specific counts (frames, detections, …), shown on the job. */
+  stats?: Record<string, number>;
+}
 
 /** What the runtime gives a handler for one task. */
 export interface StageContext {
-  /** The task as dispatched (ids, attempt, model version, job input, upstream outputs). */
+  /**
+   * The task as dispatched (shared contract `stageTaskSchema`): ids, attempt,
+   * model version, `inputs` (the job's uploaded files plus the outputs of the
+   * stages this one depends on), `params`.
+   */
   task: StageTask;
   /**
    * Aborted when the job is cancelled, the worker shuts down, or the task is
@@ -17,11 +24,11 @@ export interface StageContext {
    */
   signal: AbortSignal;
   /**
-   * Reports progress 0–100 (clamped). Also the heartbeat: the orchestrator's
-   * reconciler re-dispatches a task that has not reported within its deadline
-   * (`task.deadline_ms`). Cheap to call often: sends are throttled.
+   * Reports progress as a fraction 0..1 (clamped). Also the heartbeat: the
+   * orchestrator's reconciler re-dispatches a task that has not reported
+   * within its deadline. Cheap to call often: sends are throttled.
    */
-  reportProgress(progressPercent: number): void;
+  reportProgress(fraction: number, note?: string): void;
   logger: Logger;
 }
 
@@ -29,16 +36,16 @@ export interface StageContext {
  * One analysis stage, plugged into the worker runtime
  * (`core/src/workers/runtime`, see its README).
  *
- * `run` returns the outputs or throws. A thrown `PolyvisionError` keeps its
- * `code` and `retriable` flag; any other error is reported as
- * `stage_error`, retriable (Temporal's rule: retry unless told not to). The
- * orchestrator retries retriable failures with backoff up to the stage's
- * maximum attempts. An abort (cancel, shutdown) is not a failure: the runtime
+ * `run` returns the result or throws. A thrown `PolyvisionError` keeps its
+ * `code` and `retriable` flag; any other error is reported as `stage_error`,
+ * retriable (Temporal's rule: retry unless told not to). The orchestrator
+ * retries retriable failures with backoff up to the stage's maximum
+ * attempts. An abort (cancel, shutdown) is not a failure: the runtime
  * reports nothing and hands the task back.
  */
 export interface StageHandler {
-  readonly stage: StageName;
-  run(context: StageContext): Promise<StageOutputs>;
+  readonly stage: Stage;
+  run(context: StageContext): Promise<StageResult>;
   /** Releases models, pools; called once when the worker stops. */
   close?(): Promise<void>;
 }
