@@ -7,6 +7,7 @@ export * from './config/index.ts';
 export * from './contracts/index.ts';
 export * from './errors/index.ts';
 export * from './http/index.ts';
+export * from './leadership/index.ts';
 export * from './logging/index.ts';
 export * from './media/index.ts';
 export * from './metrics/index.ts';

@@ -1,0 +1,165 @@
+import type { Logger } from '../logging/index.ts';
+import type { Clock } from './clock.ts';
+import { RENEW_INTERVAL_RATIO } from './defaults.ts';
+import { LeadershipError } from './errors.ts';
+import type { TtlStore } from './ttl-store.ts';
+
+/** A leadership won by `Elections.acquire` or `Elections.campaign`. */
+export interface Leadership {
+  /** The election's key. */
+  readonly key: string;
+  /** This contender's value, as stored. */
+  readonly value: string;
+  /**
+   * Fencing token: strictly greater than the term of every earlier
+   * leadership of this key. Pass it with every write the leader makes, and
+   * have the written system refuse terms lower than one it has seen.
+   */
+  readonly term: number;
+  /** The lease in milliseconds. */
+  readonly leaseMs: number;
+  /** Aborted when leadership ends; `reason` is a `LeadershipError` saying why. */
+  readonly signal: AbortSignal;
+  /**
+   * Stops renewing and deletes the record if it still holds this value
+   * (compare-and-delete), so a follower can take over at once. Idempotent:
+   * later calls wait for the first and answer false.
+   * @returns whether the store record was deleted by this call.
+   * @throws whatever the store throws; the record then expires with its lease.
+   */
+  release(): Promise<boolean>;
+}
+
+interface HeldLeadershipInit {
+  store: TtlStore;
+  clock: Clock;
+  logger: Logger;
+  key: string;
+  value: string;
+  term: number;
+  leaseMs: number;
+  renewDeadlineMs: number;
+  acquiredSentAtMs: number;
+  onEnd: (held: HeldLeadership) => void;
+}
+
+const DEADLINE = Symbol('deadline');
+type Attempt = { ok: true; swapped: boolean } | { ok: false; error: unknown } | typeof DEADLINE;
+
+/**
+ * The renewal loop of one leadership. Internal to `Elections`.
+ *
+ * Timeline, all on the injected clock: the last confirmed renewal was sent
+ * at `t`; the next is sent at `t + lease/3`; a throwing renewal is retried
+ * every lease/20; at `t + renewDeadline` with nothing confirmed, the
+ * leadership is lost (`leadership_renew_timeout`) and a best-effort
+ * compare-and-delete is sent so the record does not outlive us if a late
+ * renewal lands.
+ */
+export class HeldLeadership implements Leadership {
+  readonly key: string;
+  readonly value: string;
+  readonly term: number;
+  readonly leaseMs: number;
+  readonly #init: HeldLeadershipInit;
+  readonly #controller = new AbortController();
+  #deadlineMs: number;
+  #cancelTimer: () => void = () => undefined;
+  #ended = false;
+  #releasing: Promise<boolean> | undefined;
+
+  constructor(init: HeldLeadershipInit) {
+    this.#init = init;
+    this.key = init.key;
+    this.value = init.value;
+    this.term = init.term;
+    this.leaseMs = init.leaseMs;
+    this.#deadlineMs = init.acquiredSentAtMs + init.renewDeadlineMs;
+    this.#schedule(init.acquiredSentAtMs + init.leaseMs * RENEW_INTERVAL_RATIO);
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  release(): Promise<boolean> {
+    if (this.#releasing) return this.#releasing.then(() => false);
+    this.#releasing = this.#release();
+    return this.#releasing;
+  }
+
+  async #release(): Promise<boolean> {
+    if (this.#ended) return false;
+    this.#end(new LeadershipError('leadership_released', `leadership of ${this.key} released`, this.#details(false)));
+    const deleted = await this.#init.store.compareAndDelete(this.key, this.value);
+    this.#init.logger.info({ key: this.key, term: this.term, deleted }, 'leadership released');
+    return deleted;
+  }
+
+  #schedule(atMs: number): void {
+    const { clock } = this.#init;
+    this.#cancelTimer = clock.setTimer(() => void this.#renew(), atMs - clock.now());
+  }
+
+  async #renew(): Promise<void> {
+    if (this.#ended) return;
+    const { clock, store, leaseMs } = this.#init;
+    const sentAtMs = clock.now();
+    const attempt = await this.#beforeDeadline(store.compareAndSwap(this.key, this.value, this.value, leaseMs));
+    if (this.#ended) return;
+    if (attempt === DEADLINE) {
+      this.#lose('leadership_renew_timeout', `no renewal of ${this.key} confirmed within the renew deadline`);
+      return;
+    }
+    if (!attempt.ok) {
+      this.#init.logger.warn({ key: this.key, term: this.term, err: attempt.error }, 'renewal failed, retrying');
+      const retryAtMs = Math.min(clock.now() + Math.max(1, leaseMs / 20), this.#deadlineMs);
+      this.#schedule(retryAtMs);
+      return;
+    }
+    if (!attempt.swapped) {
+      this.#lose('leadership_lost', `the store no longer holds this leader's value for ${this.key}`);
+      return;
+    }
+    this.#deadlineMs = sentAtMs + this.#init.renewDeadlineMs;
+    this.#schedule(sentAtMs + leaseMs * RENEW_INTERVAL_RATIO);
+  }
+
+  /** Settles with the store's answer, or with DEADLINE if the renew deadline comes first. */
+  #beforeDeadline(operation: Promise<boolean>): Promise<Attempt> {
+    const { clock } = this.#init;
+    return new Promise<Attempt>((resolve) => {
+      const cancel = clock.setTimer(() => resolve(DEADLINE), this.#deadlineMs - clock.now());
+      operation.then(
+        (swapped) => {
+          cancel();
+          resolve({ ok: true, swapped });
+        },
+        (error: unknown) => {
+          cancel();
+          resolve({ ok: false, error });
+        },
+      );
+    });
+  }
+
+  #lose(code: 'leadership_lost' | 'leadership_renew_timeout', message: string): void {
+    this.#init.logger.warn({ key: this.key, term: this.term, code }, 'leadership lost');
+    this.#end(new LeadershipError(code, message, this.#details(true)));
+    if (code === 'leadership_renew_timeout') {
+      // Best effort: if a delayed renewal lands later, this (sent after it) removes the record again.
+      this.#init.store.compareAndDelete(this.key, this.value).catch(() => undefined);
+    }
+  }
+
+  #end(reason: LeadershipError): void {
+    this.#ended = true;
+    this.#cancelTimer();
+    this.#init.onEnd(this);
+    this.#controller.abort(reason);
+  }
+
+  #details(retriable: boolean): { key: string; term: number; retriable: boolean } {
+    return { key: this.key, term: this.term, retriable };
+  }
+}
