@@ -1,0 +1,20 @@
+/**
+ * Helpers for every test author (import from `test/support/index.ts`):
+ * - `waitFor(condition, {timeoutMs, intervalMs})`: poll instead of sleeping.
+ * - `uniqueName(prefix)`, `uniqueIdentifier(prefix)`: names no concurrent test uses
+ *   (Redis prefixes, Kafka topics and groups; SQL schemas and databases).
+ * - `serviceUrl('REDIS_URL' | 'DATABASE_URL' | 'KAFKA_BROKERS')`: the real services
+ *   (started by the global setup, global-setup.ts).
+ * - `createTestRedis()`, `createTestSchema()`, `createTestDatabase()`, `createTestKafka()`:
+ *   isolated, cleaned-up handles on those services; call `close()` in afterAll.
+ * - `spawnTracked()`, `stopTracked()`: child processes that the leak check
+ *   (leak-check.ts, a setup file) kills and reports when a test file leaves them running.
+ */
+export { createTestKafka, type TestKafka } from './kafka.ts';
+export { type OpenSocket, openSocketsTo, servicePorts } from './open-sockets.ts';
+export { createTestDatabase, createTestSchema, type TestDatabase, type TestSchema } from './postgres.ts';
+export { killTrackedChildren, type LeakedChild, spawnTracked, stopTracked } from './processes.ts';
+export { createTestRedis, type TestRedis } from './redis.ts';
+export { type ServiceVariable, serviceUrl } from './service-env.ts';
+export { uniqueIdentifier, uniqueName } from './unique-name.ts';
+export { type WaitForOptions, waitFor } from './wait-for.ts';
