@@ -1,0 +1,130 @@
+import { PolyvisionError } from '@polyvision/shared';
+import { z } from 'zod';
+import type { ModelLayout } from './decode/layout.ts';
+import type { InputSpec } from './letterbox.ts';
+import type { ExecutionProvider } from './model/open-session.ts';
+import type { ModelSource } from './model/resolve-model.ts';
+import type { TilingOptions } from './tiling.ts';
+
+/** What a detection means on the pitch. */
+export const DETECTION_CLASSES = ['player', 'ball', 'referee', 'goalkeeper'] as const;
+export type DetectionClass = (typeof DETECTION_CLASSES)[number];
+
+/** Options of the detector. */
+export interface DetectOptions {
+  /** The ONNX model: `{path}` or `{url, sha256, cacheDir}`. */
+  model: ModelSource;
+  /** Version label; part of the stage's idempotency key. */
+  modelVersion: string;
+  /** Output layout. @defaultValue 'auto' (recognised from the output shape) */
+  layout?: ModelLayout | 'auto';
+  /** YOLOX exports with the grid already decoded. @defaultValue false */
+  yoloxDecoded?: boolean;
+  /** Input size for models whose input is dynamic. @defaultValue 640 */
+  inputSize?: number;
+  /** Tensor conventions; defaults follow the layout (YOLOX: BGR 0–255 top-left; YOLOv8: RGB 0–1 centred). */
+  input?: Partial<Pick<InputSpec, 'channelOrder' | 'valueScale' | 'padValue' | 'placement'>>;
+  /** Model class index → meaning; classes not listed are ignored. @defaultValue `{0: 'player', 32: 'ball'}` (COCO) */
+  classMap?: Record<number, DetectionClass>;
+  /** Minimum score kept (low, since the tracker's second association uses weak boxes). @defaultValue 0.1 */
+  scoreThreshold?: number;
+  /** IoU above which class-wise NMS drops a box. @defaultValue 0.45 */
+  nmsIouThreshold?: number;
+  /** @defaultValue 300 */
+  maxDetectionsPerFrame?: number;
+  /** Tiling of wide frames. @defaultValue `{columns: 'auto', rows: 1, overlapFraction: 0.15}` */
+  tiling?: Partial<TilingOptions>;
+  /** Images per inference for models with a dynamic batch axis (fixed-batch models use theirs). @defaultValue 4 */
+  batchSize?: number;
+  /** @defaultValue 'auto' (CUDA where it loads, else CPU) */
+  executionProvider?: ExecutionProvider | 'auto';
+  /** onnxruntime intra-op threads; onnxruntime's default when absent. */
+  intraOpNumThreads?: number;
+}
+
+/** {@link DetectOptions} with every default filled in. */
+export type CompiledDetectOptions = Required<Omit<DetectOptions, 'input' | 'intraOpNumThreads' | 'tiling'>> & {
+  input: DetectOptions['input'];
+  intraOpNumThreads: number | undefined;
+  tiling: TilingOptions;
+};
+
+export const DETECT_DEFAULTS = Object.freeze({
+  layout: 'auto',
+  yoloxDecoded: false,
+  inputSize: 640,
+  classMap: Object.freeze({ 0: 'player', 32: 'ball' }) as Record<number, DetectionClass>,
+  scoreThreshold: 0.1,
+  nmsIouThreshold: 0.45,
+  maxDetectionsPerFrame: 300,
+  tiling: Object.freeze({ columns: 'auto', rows: 1, overlapFraction: 0.15 }) as TilingOptions,
+  batchSize: 4,
+  executionProvider: 'auto',
+} as const);
+
+const schema = z.object({
+  model: z.union([
+    z.object({ path: z.string().min(1), sha256: z.string().optional() }),
+    z.object({
+      url: z.url(),
+      sha256: z.string().regex(/^[0-9a-fA-F]{64}$/),
+      cacheDir: z.string().min(1),
+      timeoutMs: z.number().int().positive().optional(),
+    }),
+  ]),
+  modelVersion: z.string().min(1),
+  layout: z.enum(['auto', 'yolov8', 'yolox']),
+  yoloxDecoded: z.boolean(),
+  inputSize: z.number().int().min(32).max(8192),
+  input: z
+    .object({
+      channelOrder: z.enum(['bgr', 'rgb']).optional(),
+      valueScale: z.number().positive().optional(),
+      padValue: z.number().min(0).max(255).optional(),
+      placement: z.enum(['top-left', 'center']).optional(),
+    })
+    .optional(),
+  classMap: z
+    .record(z.string().regex(/^\d+$/), z.enum(['player', 'ball', 'referee', 'goalkeeper']))
+    .refine((m) => Object.keys(m).length > 0, 'at least one class'),
+  scoreThreshold: z.number().min(0).max(1),
+  nmsIouThreshold: z.number().min(0).max(1),
+  maxDetectionsPerFrame: z.number().int().positive(),
+  tiling: z.object({
+    columns: z.union([z.literal('auto'), z.number().int().min(1).max(64)]),
+    rows: z.number().int().min(1).max(64),
+    overlapFraction: z.number().min(0).lt(0.5),
+  }),
+  batchSize: z.number().int().min(1).max(256),
+  executionProvider: z.enum(['auto', 'cpu', 'cuda']),
+  intraOpNumThreads: z.number().int().positive().optional(),
+});
+
+/**
+ * Fills defaults and validates detector options.
+ *
+ * @throws PolyvisionError `detect_options_invalid` (not retriable) naming the bad field.
+ */
+export function compileDetectOptions(options: DetectOptions): CompiledDetectOptions {
+  const merged = {
+    ...DETECT_DEFAULTS,
+    ...options,
+    tiling: { ...DETECT_DEFAULTS.tiling, ...options.tiling },
+    classMap: options.classMap ?? DETECT_DEFAULTS.classMap,
+  };
+  const result = schema.safeParse(merged);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new PolyvisionError(
+      'detect_options_invalid',
+      `detect option ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  const parsed = result.data;
+  return {
+    ...parsed,
+    classMap: Object.fromEntries(Object.entries(parsed.classMap).map(([k, v]) => [Number(k), v])),
+    input: parsed.input,
+    intraOpNumThreads: parsed.intraOpNumThreads,
+  } as CompiledDetectOptions;
+}

@@ -1,0 +1,119 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { PolyvisionError } from '@polyvision/shared';
+import { z } from 'zod';
+import { DETECTION_CLASSES } from './detect-options.ts';
+
+/**
+ * The detections file: JSON Lines (`application/x-ndjson`), UTF-8.
+ *
+ * Line 1, the header:
+ * ```json
+ * {"format":"polyvision.detections","version":1,
+ *  "source":{"width":1280,"height":720,"fps":25,"frameCount":341,"durationMs":13640},
+ *  "analysisFps":25,
+ *  "model":{"version":"yolox-nano-coco","sha256":"…","layout":"yolox","inputWidth":416,"inputHeight":416,
+ *           "executionProvider":"cpu","tiles":1},
+ *  "classes":["player","ball"]}
+ * ```
+ * Then one line per analysed frame, in order, also frames without detections:
+ * ```json
+ * {"frame":0,"tMs":0,"detections":[{"class":"player","score":0.91,"box":[x1,y1,x2,y2]}]}
+ * ```
+ * `frame` counts analysed frames from 0 (at `analysisFps`); `tMs` is the
+ * presentation time from the clip start in ms; `box` is in source (panorama)
+ * pixels, x right and y down, rounded to 0.1 px; `score` in [0, 1].
+ */
+export const DETECTIONS_FORMAT = 'polyvision.detections';
+
+export const DetectionSchema = z.object({
+  class: z.enum(DETECTION_CLASSES),
+  score: z.number().min(0).max(1),
+  box: z.tuple([z.number(), z.number(), z.number(), z.number()]),
+});
+export type Detection = z.output<typeof DetectionSchema>;
+
+export const DetectionsHeaderSchema = z.object({
+  format: z.literal(DETECTIONS_FORMAT),
+  version: z.literal(1),
+  source: z.object({
+    width: z.number().int().positive(),
+    height: z.number().int().positive(),
+    fps: z.number().positive(),
+    frameCount: z.number().int().nonnegative(),
+    durationMs: z.number().nonnegative(),
+  }),
+  analysisFps: z.number().positive(),
+  model: z.object({
+    version: z.string(),
+    sha256: z.string(),
+    layout: z.string(),
+    inputWidth: z.number().int(),
+    inputHeight: z.number().int(),
+    executionProvider: z.string(),
+    tiles: z.number().int().positive(),
+  }),
+  classes: z.array(z.enum(DETECTION_CLASSES)),
+});
+export type DetectionsHeader = z.output<typeof DetectionsHeaderSchema>;
+
+export const FrameDetectionsSchema = z.object({
+  frame: z.number().int().nonnegative(),
+  tMs: z.number().nonnegative(),
+  detections: z.array(DetectionSchema),
+});
+export type FrameDetections = z.output<typeof FrameDetectionsSchema>;
+
+/** A whole detections file in memory. */
+export interface DetectionsFile {
+  header: DetectionsHeader;
+  frames: FrameDetections[];
+}
+
+const round1 = (v: number) => Math.round(v * 10) / 10;
+
+/** One frame's line (with the trailing newline); boxes rounded to 0.1 px, scores to 1e-4. */
+export function formatFrameLine(frame: FrameDetections): string {
+  return `${JSON.stringify({
+    frame: frame.frame,
+    tMs: Math.round(frame.tMs * 1000) / 1000,
+    detections: frame.detections.map((d) => ({
+      class: d.class,
+      score: Math.round(d.score * 1e4) / 1e4,
+      box: d.box.map(round1),
+    })),
+  })}\n`;
+}
+
+/**
+ * Reads and validates a detections file.
+ *
+ * @throws PolyvisionError `detections_invalid` (not retriable) naming the line that is wrong.
+ */
+export async function readDetectionsFile(path: string): Promise<DetectionsFile> {
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
+  let header: DetectionsHeader | undefined;
+  const frames: FrameDetections[] = [];
+  let lineNumber = 0;
+  for await (const line of lines) {
+    lineNumber += 1;
+    if (line.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (cause) {
+      throw new PolyvisionError('detections_invalid', `${path}:${lineNumber}: not JSON`, { cause });
+    }
+    const parsed = (header ? FrameDetectionsSchema : DetectionsHeaderSchema).safeParse(value);
+    if (!parsed.success) {
+      throw new PolyvisionError(
+        'detections_invalid',
+        `${path}:${lineNumber}: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}`,
+      );
+    }
+    if (header) frames.push(parsed.data as FrameDetections);
+    else header = parsed.data as DetectionsHeader;
+  }
+  if (!header) throw new PolyvisionError('detections_invalid', `${path}: empty, no header line`);
+  return { header, frames };
+}

@@ -1,0 +1,299 @@
+import type { Logger } from '@polyvision/shared';
+import { PolyvisionError, silentLogger } from '@polyvision/shared';
+import * as ort from 'onnxruntime-node';
+import { decodeYolov8, decodeYolox } from './decode/decode-yolo.ts';
+import { type ModelLayout, type ResolvedLayout, resolveLayout } from './decode/layout.ts';
+import { type CompiledDetectOptions, compileDetectOptions, type DetectOptions } from './detect-options.ts';
+import type { Detection } from './detections-format.ts';
+import type { BoxXyxy, Region } from './geometry.ts';
+import { type BgrImage, type InputSpec, type LetterboxTransform, letterboxInto, letterboxScale } from './letterbox.ts';
+import { type ExecutionProvider, openSession } from './model/open-session.ts';
+import { resolveModel } from './model/resolve-model.ts';
+import { type Candidate, classWiseNms } from './nms.ts';
+import { planTiles } from './tiling.ts';
+
+/** How frames of one source size are analysed. */
+export interface DetectPlan {
+  sourceWidth: number;
+  sourceHeight: number;
+  /** Size ffmpeg should decode frames at (the letterboxed size when there is one tile). */
+  decodeWidth: number;
+  decodeHeight: number;
+  /** Tiles in decoded-frame pixels. */
+  tiles: Region[];
+}
+
+/** Frames preprocessed into one input tensor, ready for {@link Detector.infer}. */
+export interface PreparedBatch {
+  tensor: ort.Tensor;
+  frameCount: number;
+  /** One per image in the tensor: which frame and how to map back. */
+  items: { frame: number; transform: LetterboxTransform }[];
+  plan: DetectPlan;
+}
+
+/** What an open detector runs with (for logs, headers, idempotency keys). */
+export interface DetectorInfo {
+  modelVersion: string;
+  sha256: string;
+  layout: ModelLayout;
+  classCount: number;
+  inputWidth: number;
+  inputHeight: number;
+  batchSize: number;
+  executionProvider: ExecutionProvider;
+}
+
+/**
+ * A YOLO-family ONNX detector: letterbox preprocessing, batched inference,
+ * layout decoding, class-wise NMS, tiling for wide frames and a class map.
+ * Open once per worker with {@link Detector.open}, reuse for many clips, then `close()`.
+ */
+export class Detector {
+  readonly info: DetectorInfo;
+  readonly options: CompiledDetectOptions;
+  readonly #session: ort.InferenceSession;
+  readonly #spec: InputSpec;
+  readonly #resolved: ResolvedLayout;
+  readonly #classIds: number[];
+  readonly #inputName: string;
+  readonly #outputName: string;
+
+  private constructor(
+    session: ort.InferenceSession,
+    options: CompiledDetectOptions,
+    info: DetectorInfo,
+    spec: InputSpec,
+    resolved: ResolvedLayout,
+  ) {
+    this.#session = session;
+    this.options = options;
+    this.info = info;
+    this.#spec = spec;
+    this.#resolved = resolved;
+    this.#classIds = Object.keys(options.classMap).map(Number);
+    this.#inputName = session.inputNames[0]!;
+    this.#outputName = session.outputNames[0]!;
+  }
+
+  /**
+   * Resolves the model (path or URL+sha256), opens the session (CUDA else
+   * CPU, logged), and checks the output layout with one inference on a blank input.
+   *
+   * @throws PolyvisionError (not retriable): `detect_options_invalid`,
+   *   `model_not_found`, `model_checksum_mismatch`, `model_invalid` (not ONNX,
+   *   or not one image input), `model_layout_unsupported`, `class_map_invalid`;
+   *   `model_download_failed` (retriable for network/5xx).
+   */
+  static async open(options: DetectOptions, context: { logger?: Logger; signal?: AbortSignal } = {}) {
+    const compiled = compileDetectOptions(options);
+    const logger = context.logger ?? silentLogger;
+    const model = await resolveModel(compiled.model, context.signal);
+    const { session, executionProvider } = await openSession(model.path, compiled.executionProvider, {
+      logger,
+      intraOpNumThreads: compiled.intraOpNumThreads,
+    });
+    try {
+      const meta = session.inputMetadata[0];
+      const shape = meta?.isTensor ? meta.shape : undefined;
+      if (shape?.length !== 4 || session.outputNames.length < 1) {
+        throw new PolyvisionError(
+          'model_invalid',
+          `model input must be one NCHW image tensor, got ${JSON.stringify(shape ?? session.inputNames)}`,
+        );
+      }
+      const fixed = (d: number | string | undefined) => (typeof d === 'number' && d > 0 ? d : undefined);
+      if (fixed(shape[1]) !== undefined && shape[1] !== 3) {
+        throw new PolyvisionError('model_invalid', `model input must have 3 channels, has ${shape[1]}`);
+      }
+      const inputHeight = fixed(shape[2]) ?? compiled.inputSize;
+      const inputWidth = fixed(shape[3]) ?? compiled.inputSize;
+      const batchSize = fixed(shape[0]) ?? compiled.batchSize;
+      // One blank inference reveals the real output shape (metadata may be symbolic).
+      const probe = new ort.Tensor('float32', new Float32Array(batchSize * 3 * inputWidth * inputHeight), [
+        batchSize,
+        3,
+        inputHeight,
+        inputWidth,
+      ]);
+      let dims: readonly number[];
+      try {
+        const out = await session.run({ [session.inputNames[0]!]: probe });
+        dims = out[session.outputNames[0]!]!.dims;
+      } catch (cause) {
+        throw new PolyvisionError(
+          'model_invalid',
+          `model does not run on a ${inputWidth}×${inputHeight} image: ${String(cause)}`,
+          {
+            cause,
+          },
+        );
+      }
+      const resolved = resolveLayout([1, ...dims.slice(1)], compiled.layout, inputWidth, inputHeight);
+      for (const id of Object.keys(compiled.classMap).map(Number)) {
+        if (id >= resolved.classCount) {
+          throw new PolyvisionError(
+            'class_map_invalid',
+            `class map names model class ${id}, but the model has ${resolved.classCount} classes`,
+          );
+        }
+      }
+      const yolox = resolved.layout === 'yolox';
+      const spec: InputSpec = {
+        inputWidth,
+        inputHeight,
+        channelOrder: compiled.input?.channelOrder ?? (yolox ? 'bgr' : 'rgb'),
+        valueScale: compiled.input?.valueScale ?? (yolox ? 1 : 1 / 255),
+        padValue: compiled.input?.padValue ?? 114,
+        placement: compiled.input?.placement ?? (yolox ? 'top-left' : 'center'),
+      };
+      const info: DetectorInfo = {
+        modelVersion: compiled.modelVersion,
+        sha256: model.sha256,
+        layout: resolved.layout,
+        classCount: resolved.classCount,
+        inputWidth,
+        inputHeight,
+        batchSize,
+        executionProvider,
+      };
+      logger.info(info, 'detector ready');
+      return new Detector(session, compiled, info, spec, resolved);
+    } catch (error) {
+      await session.release();
+      throw error;
+    }
+  }
+
+  /** Plans tiles and the decode size for frames of `width × height` source pixels. */
+  plan(width: number, height: number): DetectPlan {
+    const tiles = planTiles(width, height, this.options.tiling);
+    if (tiles.length === 1) {
+      // One tile: let ffmpeg scale to the letterboxed size, so preprocessing is a copy.
+      const scale = letterboxScale(width, height, this.#spec);
+      if (scale < 1) {
+        const decodeWidth = Math.min(this.#spec.inputWidth, Math.round(width * scale));
+        const decodeHeight = Math.min(this.#spec.inputHeight, Math.round(height * scale));
+        return {
+          sourceWidth: width,
+          sourceHeight: height,
+          decodeWidth,
+          decodeHeight,
+          tiles: [{ x: 0, y: 0, width: decodeWidth, height: decodeHeight }],
+        };
+      }
+    }
+    return { sourceWidth: width, sourceHeight: height, decodeWidth: width, decodeHeight: height, tiles };
+  }
+
+  /** Frames (whole) that fit in one inference batch under `plan`; at least 1. */
+  framesPerBatch(plan: DetectPlan): number {
+    return Math.max(1, Math.floor(this.info.batchSize / plan.tiles.length));
+  }
+
+  /**
+   * Letterboxes frames (decoded at `plan.decodeWidth × decodeHeight`) into one
+   * input tensor. Synchronous, so it can run while the previous batch infers.
+   * A fixed-batch model gets its batch padded with blank images.
+   */
+  prepare(frames: readonly BgrImage[], plan: DetectPlan): PreparedBatch[] {
+    const { inputWidth: W, inputHeight: H } = this.#spec;
+    const images: { frame: number; image: BgrImage; region: Region }[] = [];
+    frames.forEach((image, frame) => {
+      for (const region of plan.tiles) images.push({ frame, image, region });
+    });
+    const batches: PreparedBatch[] = [];
+    for (let start = 0; start < images.length; start += this.info.batchSize) {
+      const chunk = images.slice(start, start + this.info.batchSize);
+      const size = this.#fixedBatch() ? this.info.batchSize : chunk.length;
+      const data = new Float32Array(size * 3 * W * H);
+      const items = chunk.map((item, i) => ({
+        frame: item.frame,
+        transform: letterboxInto(item.image, item.region, this.#spec, data, i * 3 * W * H),
+      }));
+      batches.push({
+        tensor: new ort.Tensor('float32', data, [size, 3, H, W]),
+        frameCount: frames.length,
+        items,
+        plan,
+      });
+    }
+    return batches;
+  }
+
+  /**
+   * Runs prepared batches (of the same frames) and returns each frame's
+   * detections in source pixels, after class-wise NMS over all its tiles.
+   *
+   * @throws PolyvisionError `inference_failed` (retriable) when onnxruntime fails.
+   */
+  async infer(batches: readonly PreparedBatch[]): Promise<Detection[][]> {
+    const first = batches[0];
+    if (!first) return [];
+    const perFrame: Candidate[][] = Array.from({ length: first.frameCount }, () => []);
+    const { plan } = first;
+    const toSourceX = plan.sourceWidth / plan.decodeWidth;
+    const toSourceY = plan.sourceHeight / plan.decodeHeight;
+    const decodeOptions = { classIds: this.#classIds, scoreThreshold: this.options.scoreThreshold };
+    for (const batch of batches) {
+      let output: ort.Tensor;
+      try {
+        const result = await this.#session.run({ [this.#inputName]: batch.tensor });
+        output = result[this.#outputName]!;
+      } catch (cause) {
+        throw new PolyvisionError('inference_failed', `onnxruntime failed: ${String(cause)}`, {
+          retriable: true,
+          cause,
+        });
+      }
+      const data = output.data as Float32Array;
+      const perImage = data.length / output.dims[0]!;
+      batch.items.forEach((item, i) => {
+        const candidates =
+          this.#resolved.layout === 'yolov8'
+            ? decodeYolov8(data, i * perImage, this.#resolved.anchorCount, decodeOptions)
+            : decodeYolox(data, i * perImage, this.info.inputWidth, this.info.inputHeight, this.#resolved.classCount, {
+                ...decodeOptions,
+                decoded: this.options.yoloxDecoded,
+              });
+        const t = item.transform;
+        for (const c of candidates) {
+          const box: BoxXyxy = [
+            clamp(((c.box[0] - t.padX) / t.scale + t.regionX) * toSourceX, 0, plan.sourceWidth),
+            clamp(((c.box[1] - t.padY) / t.scale + t.regionY) * toSourceY, 0, plan.sourceHeight),
+            clamp(((c.box[2] - t.padX) / t.scale + t.regionX) * toSourceX, 0, plan.sourceWidth),
+            clamp(((c.box[3] - t.padY) / t.scale + t.regionY) * toSourceY, 0, plan.sourceHeight),
+          ];
+          if (box[2] - box[0] >= 1 && box[3] - box[1] >= 1) perFrame[item.frame]!.push({ ...c, box });
+        }
+      });
+    }
+    return perFrame.map((candidates) =>
+      classWiseNms(candidates, this.options.nmsIouThreshold, this.options.maxDetectionsPerFrame).map((c) => ({
+        class: this.options.classMap[c.classId]!,
+        score: Math.min(1, Math.max(0, c.score)),
+        box: c.box,
+      })),
+    );
+  }
+
+  /** Runs the bare session on a tensor (for benchmarks: the baseline without pre/post-processing). */
+  async runRaw(tensor: ort.Tensor): Promise<void> {
+    await this.#session.run({ [this.#inputName]: tensor });
+  }
+
+  /** Whether the model's batch axis is fixed (its batch must be filled). */
+  #fixedBatch(): boolean {
+    const meta = this.#session.inputMetadata[0];
+    return !!meta && meta.isTensor && typeof meta.shape[0] === 'number' && meta.shape[0] > 0;
+  }
+
+  /** Releases the onnxruntime session. */
+  async close(): Promise<void> {
+    await this.#session.release();
+  }
+}
+
+function clamp(v: number, lo: number, hi: number): number {
+  return v < lo ? lo : Math.min(v, hi);
+}

@@ -1,0 +1,20 @@
+/**
+ * The detect stage: ONNX YOLO-family detection of players, ball and referees.
+ *
+ * - `Detector`: model loading (path or URL+sha256 with a cache), CUDA-else-CPU
+ *   session, letterbox, batched inference, YOLOv8/11 and YOLOX decoding,
+ *   class-wise NMS, tiling for wide panoramas, class map.
+ * - `runDetect`: video file → detections JSON Lines (`detections-format.ts`).
+ * - `frames/`: ffprobe/ffmpeg video reading shared by every stage.
+ */
+export * from './decode/index.ts';
+export * from './detect-options.ts';
+export * from './detections-format.ts';
+export * from './detector.ts';
+export * from './frames/index.ts';
+export * from './geometry.ts';
+export * from './letterbox.ts';
+export * from './model/index.ts';
+export * from './nms.ts';
+export * from './run-detect.ts';
+export * from './tiling.ts';

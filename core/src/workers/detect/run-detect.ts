@@ -1,0 +1,168 @@
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { PolyvisionError } from '@polyvision/shared';
+import type { Detection, DetectionsHeader } from './detections-format.ts';
+import { DETECTIONS_FORMAT, formatFrameLine } from './detections-format.ts';
+import type { Detector, PreparedBatch } from './detector.ts';
+import { type MediaBinaries, probeVideo, type RawFrame, readVideoFrames } from './frames/index.ts';
+
+/** Parameters of {@link runDetect}. */
+export interface RunDetectParams {
+  /** The video (panorama or one camera). */
+  inputPath: string;
+  /** Where the detections JSON Lines go; written to a temporary name and renamed when complete. */
+  outputPath: string;
+  detector: Detector;
+  /** Frames per second to analyse; the source rate when absent. */
+  analysisFps?: number;
+  /** Clips shorter than this are refused (`clip_too_short`). @defaultValue 1000 */
+  minDurationMs?: number;
+  /** Whether a clip with no detection at all fails with `no_detections`. @defaultValue true */
+  failOnZeroDetections?: boolean;
+  signal?: AbortSignal;
+  /** Called after every analysed frame with the share done, in [0, 1]. */
+  onProgress?: (fraction: number) => void;
+  binaries?: MediaBinaries;
+}
+
+/** What a detect run did. */
+export interface DetectSummary {
+  outputPath: string;
+  frames: number;
+  detections: number;
+  detectionsByClass: Record<string, number>;
+  elapsedMs: number;
+  /** Analysed frames per second of wall time (decode + preprocessing + inference + NMS + writing). */
+  framesPerSecond: number;
+  header: DetectionsHeader;
+}
+
+/**
+ * Detects players, ball and referees in every analysed frame of a video and
+ * writes the detections file (format: `detections-format.ts`).
+ *
+ * Pipelined: while one batch runs in onnxruntime, the next is decoded (ffmpeg,
+ * another process) and letterboxed; at most one inference is in flight.
+ *
+ * @throws PolyvisionError (not retriable): `input_not_video`, `clip_too_short`,
+ *   `video_corrupt`, `video_truncated`, `no_detections`; `inference_failed`
+ *   (retriable). On abort, the abort reason. No partial output file remains
+ *   after a failure, and no ffmpeg child outlives the call.
+ */
+export async function runDetect(params: RunDetectParams): Promise<DetectSummary> {
+  const { detector, signal } = params;
+  const started = performance.now();
+  const info = await probeVideo(params.inputPath, {
+    signal,
+    binaries: params.binaries,
+    minDurationMs: params.minDurationMs ?? 1000,
+  });
+  const fps = params.analysisFps ?? info.fps;
+  const plan = detector.plan(info.width, info.height);
+  const expectedFrames = Math.max(1, Math.floor((info.durationMs / 1000) * fps));
+  const header: DetectionsHeader = {
+    format: DETECTIONS_FORMAT,
+    version: 1,
+    source: {
+      width: info.width,
+      height: info.height,
+      fps: info.fps,
+      frameCount: info.frameCount,
+      durationMs: info.durationMs,
+    },
+    analysisFps: fps,
+    model: {
+      version: detector.info.modelVersion,
+      sha256: detector.info.sha256,
+      layout: detector.info.layout,
+      inputWidth: detector.info.inputWidth,
+      inputHeight: detector.info.inputHeight,
+      executionProvider: detector.info.executionProvider,
+      tiles: plan.tiles.length,
+    },
+    classes: [...new Set(Object.values(detector.options.classMap))],
+  };
+  const temporary = `${params.outputPath}.${process.pid}.${Date.now()}.part`;
+  const out = createWriteStream(temporary);
+  let writeError: Error | undefined;
+  out.on('error', (error) => {
+    writeError ??= error;
+  });
+  const write = async (text: string) => {
+    if (writeError)
+      throw new PolyvisionError('output_write_failed', `cannot write ${temporary}: ${writeError.message}`, {
+        retriable: true,
+        cause: writeError,
+      });
+    if (!out.write(text)) await once(out, 'drain', { signal });
+  };
+  let frames = 0;
+  let detections = 0;
+  const byClass: Record<string, number> = {};
+  const framesPerBatch = detector.framesPerBatch(plan);
+  try {
+    await write(`${JSON.stringify(header)}\n`);
+    let inflight: { batches: PreparedBatch[]; frames: RawFrame[]; result: Promise<Detection[][]> } | undefined;
+    const flush = async () => {
+      if (!inflight) return;
+      const perFrame = await inflight.result;
+      for (const [i, frame] of inflight.frames.entries()) {
+        const list = perFrame[i] ?? [];
+        detections += list.length;
+        for (const d of list) byClass[d.class] = (byClass[d.class] ?? 0) + 1;
+        await write(formatFrameLine({ frame: frame.index, tMs: frame.timeMs, detections: list }));
+        frames += 1;
+      }
+      params.onProgress?.(Math.min(1, frames / expectedFrames));
+      inflight = undefined;
+    };
+    let pending: RawFrame[] = [];
+    const submit = async () => {
+      const batches = detector.prepare(pending, plan);
+      await flush();
+      signal?.throwIfAborted();
+      inflight = { batches, frames: pending, result: detector.infer(batches) };
+      // Keep an unobserved rejection from crashing the process while we decode on.
+      inflight.result.catch(() => {});
+      pending = [];
+    };
+    for await (const frame of readVideoFrames(params.inputPath, {
+      info,
+      fps: params.analysisFps,
+      width: plan.decodeWidth,
+      height: plan.decodeHeight,
+      signal,
+      binaries: params.binaries,
+    })) {
+      pending.push(frame);
+      if (pending.length >= framesPerBatch) await submit();
+    }
+    if (pending.length > 0) await submit();
+    await flush();
+    if (detections === 0 && (params.failOnZeroDetections ?? true)) {
+      throw new PolyvisionError(
+        'no_detections',
+        `no ${header.classes.join('/')} detected in ${frames} frames of ${params.inputPath}: wrong model, class map or footage`,
+        { details: { frames } },
+      );
+    }
+    out.end();
+    await once(out, 'finish');
+    await rename(temporary, params.outputPath);
+  } catch (error) {
+    out.destroy();
+    await rm(temporary, { force: true });
+    throw error;
+  }
+  const elapsedMs = performance.now() - started;
+  return {
+    outputPath: params.outputPath,
+    frames,
+    detections,
+    detectionsByClass: byClass,
+    elapsedMs,
+    framesPerSecond: frames / (elapsedMs / 1000),
+    header,
+  };
+}

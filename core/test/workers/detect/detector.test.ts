@@ -1,0 +1,90 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Detector, readDetectionsFile, runDetect } from '../../../src/workers/detect/index.ts';
+import { makeClip, WALKING_MP4, YOLOX_NANO } from '../support/media.ts';
+import { constantModel } from '../support/onnx-builder.ts';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'pv-detect-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('Detector with a YOLOv8-layout model', () => {
+  it('maps a model box through the centred letterbox back to source pixels', async () => {
+    // 64×64 input → 84 anchors; output [1, 6, 84] = YOLOv8 with 2 classes.
+    const N = 84;
+    const values = new Float32Array(6 * N);
+    const n = 5;
+    values[n] = 32; // cx
+    values[N + n] = 32; // cy
+    values[2 * N + n] = 10; // w
+    values[3 * N + n] = 20; // h
+    values[5 * N + n] = 0.9; // class 1
+    const modelPath = join(dir, 'v8.onnx');
+    await writeFile(modelPath, constantModel(64, [1, 6, N], values));
+    const clip = await makeClip(join(dir, 'wide.mp4'), 'testsrc2=size=128x64:rate=10', 2);
+    const detector = await Detector.open({
+      model: { path: modelPath },
+      modelVersion: 'const-v8',
+      classMap: { 1: 'ball' },
+    });
+    try {
+      expect(detector.info).toMatchObject({ layout: 'yolov8', classCount: 2, inputWidth: 64, batchSize: 1 });
+      expect(detector.info.executionProvider).toBe('cpu');
+      const outputPath = join(dir, 'v8.jsonl');
+      const summary = await runDetect({ inputPath: clip, outputPath, detector });
+      expect(summary.frames).toBe(20);
+      const file = await readDetectionsFile(outputPath);
+      expect(file.header).toMatchObject({ source: { width: 128, height: 64 }, classes: ['ball'] });
+      // 128×64 → scale 0.5 → 64×32 centred (padY 16): model (27,22)-(37,42) → source (54,12)-(74,52)
+      for (const frame of file.frames) {
+        expect(frame.detections).toEqual([{ class: 'ball', score: 0.9, box: [54, 12, 74, 52] }]);
+      }
+      expect(file.frames[3]!.tMs).toBe(300);
+    } finally {
+      await detector.close();
+    }
+  });
+});
+
+describe('Detector with YOLOX-Nano on walking.mp4', () => {
+  it('finds the walking people in every analysed frame', async () => {
+    const detector = await Detector.open({ model: { path: YOLOX_NANO }, modelVersion: 'yolox-nano-coco' });
+    try {
+      expect(detector.info).toMatchObject({ layout: 'yolox', classCount: 80, inputWidth: 416, inputHeight: 416 });
+      const outputPath = join(dir, 'walking.jsonl');
+      let lastProgress = 0;
+      const summary = await runDetect({
+        inputPath: WALKING_MP4,
+        outputPath,
+        detector,
+        analysisFps: 5,
+        onProgress: (p) => {
+          lastProgress = p;
+        },
+      });
+      expect(summary.frames).toBeGreaterThanOrEqual(67);
+      expect(lastProgress).toBeGreaterThan(0.95);
+      const file = await readDetectionsFile(outputPath);
+      for (const frame of file.frames) {
+        const confident = frame.detections.filter((d) => d.class === 'player' && d.score >= 0.3);
+        expect(confident.length).toBeGreaterThanOrEqual(10);
+        for (const d of frame.detections) {
+          expect(d.box[0]).toBeGreaterThanOrEqual(0);
+          expect(d.box[2]).toBeLessThanOrEqual(1280);
+          expect(d.box[3]).toBeLessThanOrEqual(720);
+          // People seen from above at an angle are taller than wide.
+        }
+        const tall = confident.filter((d) => d.box[3] - d.box[1] > d.box[2] - d.box[0]);
+        expect(tall.length / confident.length).toBeGreaterThan(0.8);
+      }
+    } finally {
+      await detector.close();
+    }
+  });
+});

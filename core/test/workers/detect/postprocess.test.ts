@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest';
+import {
+  classWiseNms,
+  decodeYolov8,
+  decodeYolox,
+  gridAnchorCount,
+  iou,
+  letterboxInto,
+  planTiles,
+  resolveLayout,
+} from '../../../src/workers/detect/index.ts';
+
+describe('geometry and NMS', () => {
+  it('computes IoU of overlapping, nested and disjoint boxes', () => {
+    expect(iou([0, 0, 10, 10], [5, 0, 15, 10])).toBeCloseTo(50 / 150);
+    expect(iou([0, 0, 10, 10], [0, 0, 10, 10])).toBe(1);
+    expect(iou([0, 0, 10, 10], [2, 2, 4, 4])).toBeCloseTo(4 / 100);
+    expect(iou([0, 0, 10, 10], [10, 0, 20, 10])).toBe(0);
+  });
+
+  it('suppresses overlapping boxes of the same class only, best first', () => {
+    const kept = classWiseNms(
+      [
+        { box: [0, 0, 10, 10], score: 0.5, classId: 0 },
+        { box: [1, 0, 11, 10], score: 0.9, classId: 0 },
+        { box: [1, 0, 11, 10], score: 0.4, classId: 32 },
+        { box: [50, 50, 60, 60], score: 0.3, classId: 0 },
+      ],
+      0.45,
+    );
+    expect(kept.map((k) => [k.classId, k.score])).toEqual([
+      [0, 0.9],
+      [32, 0.4],
+      [0, 0.3],
+    ]);
+  });
+});
+
+describe('letterbox', () => {
+  const spec = { inputWidth: 8, inputHeight: 8, channelOrder: 'bgr' as const, valueScale: 1, padValue: 114 };
+
+  it('copies pixels top-left and pads the rest (YOLOX)', () => {
+    const image = { width: 4, height: 2, data: new Uint8Array(4 * 2 * 3) };
+    for (let i = 0; i < image.data.length; i += 3) image.data.set([10, 20, 30], i); // B G R
+    const out = new Float32Array(3 * 64);
+    // scale min(8/4, 8/2) = 2 → 8×4 resized, top-left
+    const t = letterboxInto(image, { x: 0, y: 0, width: 4, height: 2 }, { ...spec, placement: 'top-left' }, out, 0);
+    expect(t).toMatchObject({ scale: 2, padX: 0, padY: 0 });
+    expect(out[0]).toBe(10); // B plane, (0,0)
+    expect(out[64 + 7]).toBe(20); // G plane, (7,0)
+    expect(out[128 + 3 * 8 + 7]).toBe(30); // R plane, (7,3)
+    expect(out[4 * 8]).toBe(114); // row 4 is padding
+  });
+
+  it('centres, swaps to RGB and scales values (Ultralytics)', () => {
+    const image = { width: 8, height: 4, data: new Uint8Array(8 * 4 * 3).fill(0) };
+    image.data[0] = 255; // B of (0,0)
+    const out = new Float32Array(3 * 64);
+    const t = letterboxInto(
+      image,
+      { x: 0, y: 0, width: 8, height: 4 },
+      { ...spec, channelOrder: 'rgb', valueScale: 1 / 255, placement: 'center' },
+      out,
+      0,
+    );
+    expect(t).toMatchObject({ scale: 1, padX: 0, padY: 2 });
+    expect(out[128 + 2 * 8]).toBeCloseTo(1); // B lands in the third (blue) plane, row 2
+    expect(out[0]).toBeCloseTo(114 / 255); // row 0 is padding
+  });
+
+  it('resizes a tile region bilinearly and reports the mapping back', () => {
+    const image = { width: 16, height: 16, data: new Uint8Array(16 * 16 * 3) };
+    for (let y = 0; y < 16; y++) for (let x = 0; x < 16; x++) image.data[(y * 16 + x) * 3] = x * 10;
+    const out = new Float32Array(3 * 4 * 4);
+    const t = letterboxInto(
+      image,
+      { x: 8, y: 8, width: 8, height: 8 },
+      { ...spec, inputWidth: 4, inputHeight: 4, placement: 'top-left' },
+      out,
+      0,
+    );
+    expect(t).toMatchObject({ scale: 0.5, regionX: 8, regionY: 8 });
+    // output x=0 samples source x = 8 + 0.5 → between 80 and 90
+    expect(out[0]).toBeCloseTo(85);
+  });
+});
+
+describe('tiling', () => {
+  it('covers a wide panorama with overlapping tiles', () => {
+    const tiles = planTiles(4000, 1000, { columns: 'auto', rows: 1, overlapFraction: 0.2 });
+    expect(tiles.length).toBe(3);
+    expect(tiles[0]!.x).toBe(0);
+    expect(tiles.at(-1)!.x + tiles.at(-1)!.width).toBeGreaterThanOrEqual(3999);
+    const overlap = tiles[0]!.x + tiles[0]!.width - tiles[1]!.x;
+    expect(overlap / tiles[0]!.width).toBeCloseTo(0.2, 1);
+  });
+
+  it('keeps a 16:9 frame whole and refuses a bad grid', () => {
+    expect(planTiles(1280, 720, { columns: 'auto', rows: 1, overlapFraction: 0.1 })).toEqual([
+      { x: 0, y: 0, width: 1280, height: 720 },
+    ]);
+    expect(() => planTiles(100, 100, { columns: 0, rows: 1, overlapFraction: 0 })).toThrow(/tile grid/);
+  });
+});
+
+describe('layouts and decoders', () => {
+  it('recognises YOLOv8 and YOLOX shapes and refuses others', () => {
+    expect(gridAnchorCount(640, 640)).toBe(8400);
+    expect(gridAnchorCount(416, 416)).toBe(3549);
+    expect(resolveLayout([1, 84, 8400], 'auto', 640, 640)).toEqual({
+      layout: 'yolov8',
+      anchorCount: 8400,
+      classCount: 80,
+    });
+    expect(resolveLayout([1, 3549, 85], 'auto', 416, 416)).toMatchObject({ layout: 'yolox', classCount: 80 });
+    expect(() => resolveLayout([1, 3549, 85], 'yolov8', 416, 416)).toThrow(
+      expect.objectContaining({ code: 'model_layout_unsupported', retriable: false }),
+    );
+    expect(() => resolveLayout([1, 3, 416, 416], 'auto', 416, 416)).toThrow(/not three-dimensional/);
+  });
+
+  it('decodes a YOLOv8 anchor with the best mapped class', () => {
+    const N = 84; // 64×64 input
+    const data = new Float32Array(6 * N);
+    const n = 10;
+    data.set([32], 0 * N + n);
+    data[1 * N + n] = 20;
+    data[2 * N + n] = 10;
+    data[3 * N + n] = 8;
+    data[4 * N + n] = 0.3; // class 0
+    data[5 * N + n] = 0.8; // class 1
+    const out = decodeYolov8(data, 0, N, { classIds: [0, 1], scoreThreshold: 0.25 });
+    expect(out).toEqual([{ box: [27, 16, 37, 24], score: expect.closeTo(0.8, 5), classId: 1 }]);
+    expect(decodeYolov8(data, 0, N, { classIds: [0], scoreThreshold: 0.25 })[0]!.classId).toBe(0);
+  });
+
+  it('grid-decodes YOLOX rows (stride 16 anchor)', () => {
+    const C = 2;
+    const row = 5 + C;
+    const data = new Float32Array(84 * row); // 64×64: 64 + 16 + 4 anchors
+    // anchor index 64 + (gy=1)*4 + (gx=2) is stride 16, grid (2, 1)
+    const n = 64 + 4 + 2;
+    data.set([0.5, 0.25, Math.log(2), 0, 0.9, 0.1, 0.5], n * row);
+    const out = decodeYolox(data, 0, 64, 64, C, { classIds: [0, 1], scoreThreshold: 0.3 });
+    // cx = (0.5+2)·16 = 40, cy = (0.25+1)·16 = 20, w = 2·16 = 32, h = 1·16 = 16; score 0.9·0.5
+    expect(out).toHaveLength(1);
+    expect(out[0]!.classId).toBe(1);
+    expect(out[0]!.score).toBeCloseTo(0.45, 5);
+    for (const [i, v] of [24, 12, 56, 28].entries()) expect(out[0]!.box[i]).toBeCloseTo(v, 4);
+  });
+});
