@@ -60,7 +60,13 @@ export function trackChild(child: ChildProcess): void {
   if (child.exitCode !== null || child.signalCode !== null) return;
   children.add(child);
   install();
-  child.once('exit', () => untrackChild(child));
+  const forget = () => untrackChild(child);
+  child.once('exit', forget);
+  // A command that cannot start emits 'error' and never 'exit'.
+  child.once('error', () => {
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) forget();
+  });
+  child.once('close', forget);
 }
 
 /** Stops tracking a child (it exited, or its owner took over). */

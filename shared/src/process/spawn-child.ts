@@ -171,8 +171,8 @@ export function spawnChild(command: string, args: readonly string[], options: Sp
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  const stdinClosed = () =>
-    new PolyvisionError('child_stdin_closed', `${command} no longer reads its input`, { details: { command } });
+  const stdinClosed = (cause?: unknown) =>
+    new PolyvisionError('child_stdin_closed', `${command} no longer reads its input`, { cause, details: { command } });
 
   return {
     child,
@@ -191,10 +191,10 @@ export function spawnChild(command: string, args: readonly string[], options: Sp
           once(stdin, 'close', { signal: ac.signal }).then(() => {
             throw stdinClosed();
           }),
-          once(stdin, 'error', { signal: ac.signal }).then(() => {
-            throw stdinClosed();
-          }),
         ]);
+      } catch (error) {
+        // 'drain' rejects on the stream's 'error' (EPIPE: the child closed its input).
+        throw error instanceof PolyvisionError ? error : stdinClosed(error);
       } finally {
         ac.abort();
       }
