@@ -179,20 +179,25 @@ describe('httpJson against a real server', () => {
 describe('httpJson against a raw socket peer', () => {
   let raw: Server;
   let rawUrl: string;
-  let connections = 0;
+  const okSockets = new Set<unknown>();
 
   beforeAll(async () => {
     raw = createServer((req, res) => {
+      if (req.url === '/stall') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+        res.write('{"id":');
+        return;
+      }
       if (req.url === '/cut') {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
         res.write('{"id":');
         setTimeout(() => res.socket?.destroy(), 20);
         return;
       }
+      okSockets.add(req.socket);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ id: 'k', sizeBytes: 1 }));
     });
-    raw.on('connection', () => connections++);
     await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
     rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
   });
@@ -207,15 +212,22 @@ describe('httpJson against a raw socket peer', () => {
     expect(error).toMatchObject({ code: 'http_unavailable', retriable: true });
   });
 
+  it('times out a body that stalls after the headers', async () => {
+    const startedAt = performance.now();
+    const error = await failure(httpJson(`${rawUrl}/stall`, { timeoutMs: 200 }));
+    expect(error).toMatchObject({ code: 'http_timeout', retriable: true });
+    expect(performance.now() - startedAt).toBeLessThan(1_500);
+  });
+
   it('reuses kept-alive connections through createHttpAgent', async () => {
     const agent = createHttpAgent({ connections: 4 });
     try {
-      const before = connections;
+      okSockets.clear();
       for (let i = 0; i < 10; i++) {
         await httpJson(`${rawUrl}/ok`, { dispatcher: agent, schema: itemSchema });
       }
       // undici may open a second socket when a request follows the first response within the same tick.
-      expect(connections - before).toBeLessThanOrEqual(2);
+      expect(okSockets.size).toBeLessThanOrEqual(2);
     } finally {
       await agent.close();
     }

@@ -52,6 +52,9 @@ beforeAll(async () => {
       details: { available: 5, requested: 10 },
     });
   });
+  app.get('/later', () => {
+    throw new PolyvisionError('no_capacity', 'all full', { httpStatus: 507, details: { retry_after_ms: 1_500 } });
+  });
   app.post('/parse', async (c) => c.json(z.object({ size_bytes: z.number().int().min(1) }).parse(await c.req.json())));
   app.get('/bug', () => {
     throw new TypeError('secret internals at /srv/app.ts:12');
@@ -89,6 +92,14 @@ describe('errorHandler and notFoundHandler', () => {
     const { status, json } = await call('/full');
     expect(status).toBe(507);
     expect(json).toEqual({ code: 'insufficient_storage', message: 'no room', available: 5, requested: 10 });
+  });
+
+  it('sets Retry-After from details.retry_after_ms, in whole seconds', async () => {
+    const { status, headers, json } = await call('/later');
+    expect(status).toBe(507);
+    expect(headers['retry-after']).toBe('2');
+    expect(json.code).toBe('no_capacity');
+    expect((await call('/full')).headers['retry-after']).toBeUndefined();
   });
 
   it('answers a zod error with 400 validation_failed and the path', async () => {

@@ -110,6 +110,27 @@ describe('retry', () => {
     expect(performance.now() - startedAt).toBeGreaterThanOrEqual(105);
   });
 
+  it("waits at least the peer's Retry-After, capped by maxDelayMs", async () => {
+    const delays: number[] = [];
+    const limited = () =>
+      new PolyvisionError('http_rate_limited', 'slow down', { retriable: true, details: { retry_after_ms: 80 } });
+    await retry(
+      async (attempt) => {
+        if (attempt < 3) throw limited();
+      },
+      { baseDelayMs: 1, maxDelayMs: 60, onRetry: ({ delayMs }) => delays.push(delayMs) },
+    );
+    expect(delays).toEqual([60, 60]);
+    delays.length = 0;
+    await retry(
+      async (attempt) => {
+        if (attempt < 2) throw limited();
+      },
+      { baseDelayMs: 1, jitter: 'none', honorRetryAfter: false, onRetry: ({ delayMs }) => delays.push(delayMs) },
+    );
+    expect(delays).toEqual([1]);
+  });
+
   it('stops waiting at once when aborted', async () => {
     const controller = new AbortController();
     let calls = 0;

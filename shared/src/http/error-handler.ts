@@ -18,7 +18,9 @@ function statusOf(status: number): ContentfulStatusCode {
 /**
  * Hono `onError` handler: the one place where errors become HTTP answers.
  *
- * - `PolyvisionError` → its `httpStatus`, body `{code, message, ...details}`.
+ * - `PolyvisionError` → its `httpStatus`, body `{code, message, ...details}`;
+ *   a numeric `details.retry_after_ms` also sets `Retry-After` (whole seconds,
+ *   rounded up; RFC 9110 §10.2.3), e.g. for 507 and 503 answers.
  * - `ZodError` (a handler parsed input with `schema.parse`) → 400
  *   `{code: 'validation_failed', message, issues}`.
  * - Hono `HTTPException` → its own response when it carries one (e.g.
@@ -33,6 +35,10 @@ export function errorHandler(options: ErrorHandlerOptions = {}): ErrorHandler {
   return (error: Error, c: Context) => {
     if (error instanceof PolyvisionError) {
       if (error.httpStatus >= 500) logger.error({ err: error, path: c.req.path }, 'request failed');
+      const retryAfterMs = error.details.retry_after_ms;
+      if (typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) {
+        c.header('Retry-After', String(Math.ceil(retryAfterMs / 1000)));
+      }
       return c.json(error.toJSON(), statusOf(error.httpStatus));
     }
     if (error instanceof z.ZodError) {

@@ -21,6 +21,12 @@ export interface RetryOptions {
   isRetriable?: (error: unknown) => boolean;
   /** Called before each wait, e.g. to log. */
   onRetry?: (info: { error: unknown; attempt: number; delayMs: number }) => void;
+  /**
+   * Wait at least the peer's `Retry-After` when the error carries one
+   * (`details.retry_after_ms`, set by the HTTP client for 429 and 503), still
+   * capped by `maxDelayMs`. @defaultValue true
+   */
+  honorRetryAfter?: boolean;
   /** Uniform random source in [0, 1), injectable for tests. @defaultValue Math.random */
   random?: () => number;
 }
@@ -59,11 +65,18 @@ export function compileRetryOptions(options: RetryOptions = {}) {
   return parsed.data;
 }
 
+/** `details.retry_after_ms` of a PolyvisionError, else 0. */
+function retryAfterMsOf(error: unknown): number {
+  const value = error instanceof PolyvisionError ? error.details.retry_after_ms : undefined;
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
 /**
  * Runs `fn` until it succeeds, retrying only errors that `isRetriable`
  * accepts, waiting between tries with capped exponential backoff and full
  * jitter (see {@link backoffDelayMs}; AWS Architecture Blog, "Exponential
- * Backoff and Jitter").
+ * Backoff and Jitter"). A peer's `Retry-After` (see `honorRetryAfter`) raises
+ * the wait to at least what it asked, up to `maxDelayMs`.
  *
  * @param fn - the operation; receives the attempt number (1-based) and the signal.
  * @returns what `fn` returns.
@@ -89,7 +102,10 @@ export async function retry<T>(
       if (!shouldRetry(error)) throw error;
       lastError = error;
       if (attempt === compiled.attempts) break;
-      const delayMs = backoffDelayMs(attempt - 1, compiled, options.random);
+      const delayMs = Math.max(
+        backoffDelayMs(attempt - 1, compiled, options.random),
+        options.honorRetryAfter === false ? 0 : Math.min(retryAfterMsOf(error), compiled.maxDelayMs),
+      );
       options.onRetry?.({ error, attempt, delayMs });
       await abortableSleep(delayMs, signal);
     }
