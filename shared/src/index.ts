@@ -13,3 +13,4 @@ export * from './media/index.ts';
 export * from './metrics/index.ts';
 export * from './process/index.ts';
 export * from './retry/index.ts';
+export * from './synthetic/index.ts';

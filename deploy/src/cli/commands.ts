@@ -19,4 +19,9 @@ export const commands: Command[] = [
     summary: 'up|down|status: real Redis, PostgreSQL and Kafka on loopback for tests and local runs',
     load: () => import('./commands/services.ts'),
   },
+  {
+    name: 'synth-match',
+    summary: 'render a synthetic multi-camera football clip with ground truth and venue.json',
+    load: () => import('./commands/synth-match.ts'),
+  },
 ];

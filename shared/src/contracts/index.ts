@@ -11,6 +11,7 @@
  * - job-messages.ts: `polyvision.jobs.commands` (discriminated union on `type`)
  * - task-message.ts: `polyvision.tasks.<stage>`, idempotency keys
  * - job-event.ts: `polyvision.jobs.events`, `polyvision.dlq`
+ * - venue-calibration.ts: `venue.json`, the camera rig calibration the edge stitcher reads
  */
 export * from './artifact-ref.ts';
 export * from './capacity-report.ts';
@@ -23,3 +24,4 @@ export * from './stages.ts';
 export * from './task-message.ts';
 export * from './topics.ts';
 export * from './uploads.ts';
+export * from './venue-calibration.ts';
