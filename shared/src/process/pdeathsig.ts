@@ -9,7 +9,9 @@ let cached: string | null | undefined;
  * `setpriv --pdeathsig KILL -- cmd args…` sets PR_SET_PDEATHSIG and then
  * execs `cmd`, so the kernel sends SIGKILL to the child when its parent
  * thread dies — even when the parent is SIGKILLed and no Node code runs.
- * Node spawns from the main thread, which lives as long as the process.
+ * The signal fires when the *thread* that spawned the child ends: from the
+ * main thread that is the process's life; a child spawned inside a
+ * worker_thread dies when that worker ends.
  */
 export function setprivPath(): string | null {
   if (cached !== undefined) return cached;
