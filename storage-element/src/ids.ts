@@ -21,14 +21,18 @@ export function newId(prefix: 'r' | 'u' | 'f'): string {
 }
 
 /**
- * Parses a byte count from JSON (number) or a header (decimal string).
+ * Parses a byte count: a JSON number, or with `fromHeader` a decimal header string.
  *
  * @throws ValidationError `invalid_size` for negative, fractional, non-numeric or unsafe values.
  */
-export function parseSizeBytes(what: string, value: unknown, { allowZero = true } = {}): number {
+export function parseSizeBytes(
+  what: string,
+  value: unknown,
+  { allowZero = true, fromHeader = false }: { allowZero?: boolean; fromHeader?: boolean } = {},
+): number {
   let n: number;
-  if (typeof value === 'number') n = value;
-  else if (typeof value === 'string' && /^\d{1,16}$/.test(value)) n = Number(value);
+  if (typeof value === 'number' && !fromHeader) n = value;
+  else if (typeof value === 'string' && fromHeader && /^\d{1,16}$/.test(value)) n = Number(value);
   else throw seErrors.invalidSize(what, value);
   if (!Number.isSafeInteger(n) || n < 0 || (!allowZero && n === 0)) throw seErrors.invalidSize(what, value);
   return n;

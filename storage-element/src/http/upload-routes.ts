@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { PolyvisionError } from '@polyvision/shared';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
@@ -21,6 +22,24 @@ function bodyStream(c: Context<SeEnv>): AsyncIterable<Uint8Array> | null {
   const incoming = c.env?.incoming;
   if (incoming) return incoming as AsyncIterable<Uint8Array>;
   return (c.req.raw.body as AsyncIterable<Uint8Array> | null) ?? null;
+}
+
+/** Most bytes of a refused append body read and discarded before answering; beyond, the connection is closed. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** Reads and discards what is left of a request body, up to `limitBytes`; true when it ended. */
+async function drainBody(incoming: IncomingMessage, limitBytes: number): Promise<boolean> {
+  if (incoming.complete || incoming.destroyed) return true;
+  let seen = 0;
+  try {
+    for await (const chunk of incoming) {
+      seen += (chunk as Buffer).byteLength;
+      if (seen > limitBytes) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function count507(s: SeServices, reason: string, error: unknown): void {
@@ -85,12 +104,15 @@ export function uploadRoutes(s: SeServices): Hono<SeEnv> {
       );
     }
     const lengthHeader = c.req.header('content-length');
-    const contentLength = lengthHeader === undefined ? undefined : parseSizeBytes('Content-Length', lengthHeader);
+    const contentLength =
+      lengthHeader === undefined ? undefined : parseSizeBytes('Content-Length', lengthHeader, { fromHeader: true });
     let offset: number;
     try {
       offset = await s.uploads.append(uploadId, Number(offsetHeader), bodyStream(c), contentLength);
     } catch (error) {
       count507(s, 'append', error);
+      // Read the rest of a refused body (up to a cap) so the client, still sending, can read the answer.
+      if (c.env?.incoming && !(await drainBody(c.env.incoming, DRAIN_LIMIT_BYTES))) c.header('Connection', 'close');
       throw error;
     }
     c.header('Upload-Offset', String(offset));

@@ -22,6 +22,8 @@ export interface UploadStoreOptions {
   completedRetentionMs?: number;
   /** Bytes gathered before one write to the staging file. @defaultValue 1 MiB */
   writeBatchBytes?: number;
+  /** Bytes of a body beyond the upload's size read and dropped before the request is cut. @defaultValue 64 MiB */
+  discardLimitBytes?: number;
   /** Observers for metrics: bytes written to staging. */
   onBytesWritten?: (bytes: number) => void;
   /** Called on an I/O error of the staging disk (health). */
@@ -81,6 +83,7 @@ export class UploadStore {
   readonly #now: () => number;
   readonly #retentionMs: number;
   readonly #batchBytes: number;
+  readonly #discardLimitBytes: number;
   readonly #onBytesWritten: (bytes: number) => void;
   readonly #onIoError: (error: unknown) => void;
   readonly #log: (message: string, error: unknown) => void;
@@ -93,6 +96,7 @@ export class UploadStore {
     this.#now = options.now ?? Date.now;
     this.#retentionMs = options.completedRetentionMs ?? 3_600_000;
     this.#batchBytes = options.writeBatchBytes ?? 1 << 20;
+    this.#discardLimitBytes = options.discardLimitBytes ?? 64 << 20;
     this.#onBytesWritten = options.onBytesWritten ?? (() => {});
     this.#onIoError = options.onIoError ?? (() => {});
     this.#log = options.log ?? (() => {});
@@ -253,13 +257,23 @@ export class UploadStore {
     let disconnected = false;
     try {
       try {
+        let refused: PolyvisionError | undefined;
         for await (const chunk of body) {
           received += chunk.byteLength;
-          if (received > remaining) throw seErrors.reservationExceeded(remaining, received);
+          if (refused) {
+            // Keep reading (and dropping) a refused body up to a cap, so the client can read the answer.
+            if (received - remaining > this.#discardLimitBytes) throw refused;
+            continue;
+          }
+          if (received > remaining) {
+            refused = seErrors.reservationExceeded(remaining, received);
+            continue;
+          }
           batch.push(chunk);
           batchBytes += chunk.byteLength;
           if (batchBytes >= this.#batchBytes) await flush();
         }
+        if (refused) throw seErrors.reservationExceeded(remaining, received);
       } catch (error) {
         if (!isClientAbort(error)) throw error;
         disconnected = true;

@@ -1,0 +1,24 @@
+import { compileServicesOptions } from '../../../deploy/src/services/options.ts';
+import { s3Env, s3Service } from '../../../deploy/src/services/s3.ts';
+
+/**
+ * The S3 endpoint for tests: `S3_ENDPOINT` (+ `S3_ACCESS_KEY_ID`,
+ * `S3_SECRET_ACCESS_KEY`) when set, else the project's local versitygw
+ * (built with `go install` on first use, then started as a daemon that
+ * stays up like the other local services; `pnpm polyvision services down`
+ * does not stop it yet: see deploy/src/services/s3.ts).
+ */
+export async function ensureS3(): Promise<{ endpoint: string; accessKeyId: string; secretAccessKey: string }> {
+  if (process.env.S3_ENDPOINT) {
+    return {
+      endpoint: process.env.S3_ENDPOINT,
+      accessKeyId: process.env.S3_ACCESS_KEY_ID ?? '',
+      secretAccessKey: process.env.S3_SECRET_ACCESS_KEY ?? '',
+    };
+  }
+  const options = compileServicesOptions({ onProgress: (line) => process.stderr.write(`[s3] ${line}\n`) });
+  await s3Service.install(options);
+  await s3Service.up(options);
+  const env = s3Env(options);
+  return { endpoint: env.S3_ENDPOINT, accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY };
+}
