@@ -94,6 +94,7 @@ export type StopOutcome = 'not_running' | 'stopped' | 'killed';
 export async function stopProcess(pid: number, graceMs: number): Promise<StopOutcome> {
   if (!(await isAlive(pid))) return 'not_running';
   signal(pid, 'SIGTERM');
+  signal(pid, 'SIGCONT'); // a stopped (SIGSTOP, ^Z) process handles SIGTERM only once continued
   if (await pollUntil(async () => !(await isAlive(pid)), { timeoutMs: graceMs, intervalMs: 100 })) return 'stopped';
   signal(pid, 'SIGKILL');
   await pollUntil(async () => !(await isAlive(pid)), { timeoutMs: 5_000, intervalMs: 100 });

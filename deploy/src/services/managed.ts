@@ -47,11 +47,11 @@ export async function upManaged(spec: ManagedSpec): Promise<UpOutcome> {
         last = await spec.ping(2_000);
         return last.answering;
       },
-      { timeoutMs: 10_000, intervalMs: 500 },
+      { timeoutMs: 6_000, intervalMs: 500 },
     );
     if (answering) return 'running';
     spec.onProgress(`${spec.label} (pid ${pid}) runs but does not answer (${last?.detail}); restarting it`);
-    await stopManaged(spec);
+    await stopManaged({ ...spec, stopGraceMs: Math.min(spec.stopGraceMs, 3_000) });
   } else if (pid !== null) {
     await removePidFile(spec.pidFile);
   }
