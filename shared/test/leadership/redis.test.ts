@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { describe } from 'vitest';
+import { serviceUrl } from '../../../test/support/service-env.ts';
 import { RedisTtlStore, systemClock } from '../../src/leadership/index.ts';
 import { describeTtlStoreConformance } from './conformance.ts';
-
-const redisUrl = process.env.REDIS_URL;
 
 /** Deletes every key under `prefix` (SCAN, never KEYS). */
 async function deletePrefix(client: Redis, prefix: string): Promise<void> {
@@ -16,29 +14,28 @@ async function deletePrefix(client: Redis, prefix: string): Promise<void> {
   } while (cursor !== '0');
 }
 
-describe.skipIf(!redisUrl)('redis driver (REDIS_URL)', () => {
-  describeTtlStoreConformance({
-    name: 'redis',
-    leaseMs: 600,
-    async create() {
-      const keyPrefix = `test:leadership:${randomUUID()}:`;
-      const clients = [new Redis(redisUrl ?? '', { lazyConnect: true })];
-      await clients[0]?.connect();
-      const first = clients[0] as Redis;
-      return {
-        store: new RedisTtlStore(first, { keyPrefix }),
-        clock: systemClock,
-        pass: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-        async reopen() {
-          const client = new Redis(redisUrl ?? '');
-          clients.push(client);
-          return new RedisTtlStore(client, { keyPrefix });
-        },
-        async teardown() {
-          await deletePrefix(first, keyPrefix);
-          await Promise.all(clients.map((c) => c.quit()));
-        },
-      };
-    },
-  });
+describeTtlStoreConformance({
+  name: 'redis',
+  leaseMs: 600,
+  async create() {
+    const redisUrl = serviceUrl('REDIS_URL');
+    const keyPrefix = `test:leadership:${randomUUID()}:`;
+    const clients = [new Redis(redisUrl, { lazyConnect: true })];
+    await clients[0]?.connect();
+    const first = clients[0] as Redis;
+    return {
+      store: new RedisTtlStore(first, { keyPrefix }),
+      clock: systemClock,
+      pass: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      async reopen() {
+        const client = new Redis(redisUrl);
+        clients.push(client);
+        return new RedisTtlStore(client, { keyPrefix });
+      },
+      async teardown() {
+        await deletePrefix(first, keyPrefix);
+        await Promise.all(clients.map((c) => c.quit()));
+      },
+    };
+  },
 });

@@ -1,0 +1,57 @@
+/**
+ * One leader-election contender process for bench/leadership/failover.ts.
+ *
+ *   node bench/leadership/contender.ts <redisUrl> <key> <leaseMs> <id>
+ *
+ * Campaigns for `key` on Redis with the production Elections code, and
+ * writes one JSON line per event on stdout:
+ *   {"event":"ready"|"leader"|"lost"|"released","id","atMs","term"?,"code"?}
+ * `atMs` is `performance.timeOrigin + performance.now()` (wall-clock ms with
+ * sub-ms resolution, comparable across processes on one host).
+ * SIGTERM releases leadership (compare-and-delete) and exits 0; EOF on stdin
+ * (the parent went away) exits at once.
+ */
+
+import { Elections, RedisTtlStore } from '../../shared/src/leadership/index.ts';
+import { Redis } from './redis-client.ts';
+
+const [redisUrl, key, leaseArg, id] = process.argv.slice(2);
+if (!redisUrl || !key || !leaseArg || !id) {
+  process.stderr.write('usage: contender.ts <redisUrl> <key> <leaseMs> <id>\n');
+  process.exit(2);
+}
+const leaseMs = Number(leaseArg);
+
+const emit = (event: string, extra: Record<string, unknown> = {}): void => {
+  process.stdout.write(
+    `${JSON.stringify({ event, id, atMs: performance.timeOrigin + performance.now(), ...extra })}\n`,
+  );
+};
+
+const redis = new Redis(redisUrl);
+const elections = new Elections(new RedisTtlStore(redis));
+const stop = new AbortController();
+const value = `${id}:${process.pid}`;
+
+process.stdin.on('end', () => process.exit(1));
+process.stdin.resume();
+process.once('SIGTERM', () => {
+  stop.abort();
+  void elections
+    .close()
+    .then(() => emit('released'))
+    .finally(() => {
+      redis.disconnect();
+      process.exit(0);
+    });
+});
+
+await redis.ping();
+emit('ready');
+while (!stop.signal.aborted) {
+  const leadership = await elections.campaign(key, value, leaseMs, { signal: stop.signal }).catch(() => null);
+  if (!leadership) break;
+  emit('leader', { term: leadership.term });
+  await new Promise((resolve) => leadership.signal.addEventListener('abort', resolve, { once: true }));
+  if (!stop.signal.aborted) emit('lost', { term: leadership.term, code: leadership.signal.reason?.code });
+}
