@@ -1,4 +1,4 @@
-import { STAGES, type Stage } from '@polyvision/shared/contracts/index.ts';
+import { STAGES, type Stage } from '@polyvision/shared';
 
 /**
  * The dependencies between the analysis stages of a job.

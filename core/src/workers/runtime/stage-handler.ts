@@ -1,5 +1,4 @@
-import type { Logger } from '@polyvision/shared';
-import type { ArtifactRef, Stage, StageTask } from '@polyvision/shared/contracts/index.ts';
+import type { ArtifactRef, Logger, Stage, StageTask } from '@polyvision/shared';
 
 export type { ArtifactRef, Stage, StageTask };
 

@@ -1,0 +1,328 @@
+import {
+  type JobCommand,
+  jobCommandSchema,
+  jobKey,
+  jobProcessedKey,
+  type Logger,
+  PolyvisionError,
+  type Registry,
+  silentLogger,
+} from '@polyvision/shared';
+import { Registry as PromRegistry } from 'prom-client';
+import type { Assignment, BusConsumer, BusProducer, BusRecord, MessageBus } from '../bus/message-bus.ts';
+import type { Database } from '../db/database.ts';
+import { groupNames, type TopicNames, topicNames } from './contracts/topics.ts';
+import { sendToDeadLetter } from './dead-letter.ts';
+import { PartitionFencedError, PoisonMessageError } from './errors.ts';
+import { PartitionOwnership } from './fencing/partition-ownership.ts';
+import { type IdempotencyCache, JOB_PROCESSED_TTL_MS } from './idempotency/idempotency-cache.ts';
+import { createOrchestratorMetrics, type OrchestratorMetrics } from './metrics/orchestrator-metrics.ts';
+import { compileOrchestratorTuning, type OrchestratorTuning } from './options.ts';
+import { OutboxRelay } from './outbox/outbox-relay.ts';
+import { JobStateMachine, type TransitionResult } from './state/job-state-machine.ts';
+
+export interface OrchestratorOptions {
+  bus: MessageBus;
+  /** Migrated database (see `migrate`). */
+  db: Database;
+  /** Redis fast path of `job:processed:{job_id}`. */
+  idempotency: IdempotencyCache;
+  /** @defaultValue silentLogger */
+  logger?: Logger;
+  /** Where the metrics go (`/metrics`). @defaultValue a private registry */
+  registry?: Registry;
+  tuning?: Partial<OrchestratorTuning>;
+}
+
+/** What handling one record ended in (tests and benchmarks observe it). */
+export type HandleOutcome = TransitionResult['outcome'] | 'dead_lettered';
+
+/**
+ * One orchestrator replica: a member of the consumer group
+ * `polyvision-orchestrator` over `polyvision.jobs.commands` (12 partitions).
+ * All replicas are active; each handles the partitions it is assigned
+ * (seeds, orchestrator-ha-decision.md, "Partitioned load distribution").
+ *
+ * For each command, in order per partition:
+ * 1. parse and validate (shared `jobCommandSchema`, key = `${organization_id}:${match_id}`);
+ *    a poison message goes to `polyvision.dlq` and its offset is committed;
+ * 2. `job.submit` only: skip when Redis says `job:processed:{job_id}`;
+ * 3. one transaction: fencing check (`partition_owners` epoch), insert the
+ *    message id into `processed_messages` (a duplicate stops here), apply the
+ *    state machine, write tasks and events to the outbox;
+ * 4. after COMMIT, the bus commits the offset and the relay publishes.
+ * A transient error (database down) throws: the bus hands the same message
+ * again after a backoff, without moving past it.
+ */
+export class Orchestrator {
+  readonly tuning: OrchestratorTuning;
+  readonly topics: TopicNames;
+  readonly groupId: string;
+  readonly metrics: OrchestratorMetrics;
+  readonly #bus: MessageBus;
+  readonly #db: Database;
+  readonly #idempotency: IdempotencyCache;
+  readonly #logger: Logger;
+  readonly #machine: JobStateMachine;
+  readonly #ownership: PartitionOwnership;
+  readonly #epochs = new Map<number, Promise<number>>();
+  readonly #claimed = new Set<number>();
+  #producer: BusProducer | null = null;
+  #consumer: BusConsumer | null = null;
+  #relay: OutboxRelay | null = null;
+  #lagTimer: NodeJS.Timeout | null = null;
+  #observers = new Set<(record: BusRecord, outcome: HandleOutcome, command: JobCommand | null) => void>();
+
+  constructor(options: OrchestratorOptions) {
+    this.tuning = compileOrchestratorTuning(options.tuning);
+    this.topics = topicNames(this.tuning.topicPrefix);
+    this.groupId = groupNames(this.tuning.topicPrefix).orchestrator;
+    this.#bus = options.bus;
+    this.#db = options.db;
+    this.#idempotency = options.idempotency;
+    this.#logger = (options.logger ?? silentLogger).child({ instance: this.tuning.instanceId });
+    this.metrics = createOrchestratorMetrics(options.registry ?? new PromRegistry());
+    this.#machine = new JobStateMachine(this.tuning, this.topics);
+    this.#ownership = new PartitionOwnership(this.#db, {
+      consumerGroup: this.groupId,
+      topic: this.topics.commands,
+      owner: this.tuning.instanceId,
+    });
+  }
+
+  /** The commands partitions this replica owns (claimed in `partition_owners`). */
+  ownedPartitions(): number[] {
+    return [...this.#claimed].sort((a, b) => a - b);
+  }
+
+  /** Calls `observer` after every handled record (tests, benchmarks). Returns the unsubscribe function. */
+  observe(observer: (record: BusRecord, outcome: HandleOutcome, command: JobCommand | null) => void): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
+  }
+
+  /** Joins the group and starts handling commands; resolves once the consumer runs. */
+  async start(): Promise<void> {
+    if (this.#consumer) throw new PolyvisionError('orchestrator_started', 'the orchestrator is already started');
+    this.#producer = this.#bus.createProducer();
+    this.#relay = new OutboxRelay({
+      db: this.#db,
+      producer: this.#producer,
+      partitions: () => this.ownedPartitions(),
+      batchSize: this.tuning.relayBatchSize,
+      pollIntervalMs: this.tuning.relayPollIntervalMs,
+      logger: this.#logger,
+      onPublished: (count) => this.metrics.outboxPublished.inc(count),
+    });
+    this.#relay.start();
+    this.#consumer = this.#bus.createConsumer({
+      groupId: this.groupId,
+      topics: [this.topics.commands],
+      fromBeginning: true,
+      sessionTimeoutMs: this.tuning.sessionTimeoutMs,
+      heartbeatIntervalMs: this.tuning.heartbeatIntervalMs,
+      retryBackoffMs: this.tuning.handlerRetryBackoffMs,
+      partitionsConsumedConcurrently: 12,
+      onAssigned: (assignment) => this.#onAssigned(assignment),
+      onRevoked: () => this.#onRevoked(),
+    });
+    await this.#consumer.run({ eachMessage: (record) => this.#handle(record) });
+    this.#lagTimer = setInterval(() => void this.#refreshLag(), this.tuning.lagPollIntervalMs);
+    this.#lagTimer.unref();
+    this.#logger.info({ bus: this.#bus.kind, db: this.#db.kind, group: this.groupId }, 'orchestrator started');
+  }
+
+  /**
+   * Graceful stop (SIGTERM): stop fetching, let in-flight commands finish
+   * and commit, leave the group (its partitions move at once), publish what
+   * the outbox still holds for them, close the producer.
+   */
+  async close(): Promise<void> {
+    if (this.#lagTimer) clearInterval(this.#lagTimer);
+    await this.#consumer?.close();
+    this.#consumer = null;
+    try {
+      await this.#relay?.publishDue();
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'final outbox round failed; the next owner publishes the rows');
+    }
+    await this.#relay?.close();
+    this.#relay = null;
+    this.#epochs.clear();
+    this.#claimed.clear();
+    await this.#producer?.close();
+    this.#producer = null;
+    this.#logger.info('orchestrator stopped');
+  }
+
+  /**
+   * Test hook (in-memory bus only): dies like `kill -9` — the group drops
+   * this member at once without any commit, the relay stops; handlers in
+   * flight go on as zombies, which fencing must stop from writing.
+   *
+   * @throws PolyvisionError `not_supported` on a bus without crash simulation.
+   */
+  async crashForTest(): Promise<void> {
+    const consumer = this.#consumer as (BusConsumer & { simulateCrash?: () => Promise<void> }) | null;
+    if (!consumer?.simulateCrash)
+      throw new PolyvisionError('not_supported', 'crash simulation needs the in-memory bus');
+    if (this.#lagTimer) clearInterval(this.#lagTimer);
+    await this.#relay?.close();
+    this.#relay = null;
+    await consumer.simulateCrash();
+    this.#consumer = null;
+  }
+
+  #onAssigned(assignment: Assignment): void {
+    const mine = assignment.partitions[this.topics.commands] ?? [];
+    this.metrics.rebalanceCount.inc();
+    this.#epochs.clear();
+    this.#claimed.clear();
+    for (const partition of mine) this.#epochs.set(partition, this.#claim(partition));
+    this.#logger.info({ partitions: mine, generation: assignment.generation }, 'partitions assigned');
+  }
+
+  #onRevoked(): void {
+    this.#epochs.clear();
+    this.#claimed.clear();
+    this.metrics.ownedPartitions.set(0);
+  }
+
+  #claim(partition: number): Promise<number> {
+    const claim = this.#ownership.claim(partition).then(
+      (epoch) => {
+        if (this.#epochs.get(partition) === claim) {
+          this.#claimed.add(partition);
+          this.metrics.ownedPartitions.set(this.#claimed.size);
+          this.#relay?.kick();
+        }
+        return epoch;
+      },
+      (error: unknown) => {
+        // Claim again on the next message of the partition.
+        if (this.#epochs.get(partition) === claim) this.#epochs.set(partition, Promise.reject(error));
+        throw error;
+      },
+    );
+    claim.catch(() => {});
+    return claim;
+  }
+
+  async #epochFor(partition: number): Promise<number> {
+    const claim = this.#epochs.get(partition);
+    if (!claim) {
+      throw new PolyvisionError('partition_not_assigned', `partition ${partition} is not assigned to this replica`, {
+        retriable: true,
+      });
+    }
+    try {
+      return await claim;
+    } catch {
+      const again = this.#claim(partition);
+      this.#epochs.set(partition, again);
+      return again;
+    }
+  }
+
+  async #handle(record: BusRecord): Promise<void> {
+    const command = this.#parse(record);
+    if (typeof command === 'string') {
+      await this.#deadLetter(record, 'schema_mismatch', command);
+      return;
+    }
+    const epoch = await this.#epochFor(record.partition);
+    if (command.type === 'job.submit' && (await this.#idempotency.has(jobProcessedKey(command.job_id))) === true) {
+      this.metrics.idempotencyHits.inc({ source: 'redis' });
+      this.#done(record, command, 'duplicate');
+      return;
+    }
+    let result: TransitionResult;
+    try {
+      result = await this.#db.transaction(async (tx) => {
+        await this.#ownership.assertOwner(tx, record.partition, epoch);
+        const fresh = await tx.query(
+          `INSERT INTO processed_messages (message_id, job_id, type) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+          [command.message_id, command.job_id, command.type],
+        );
+        if (fresh.rowCount === 0) return { outcome: 'duplicate' } as TransitionResult;
+        return this.#machine.apply(tx, command, record.partition);
+      });
+    } catch (error) {
+      if (error instanceof PoisonMessageError) {
+        await this.#deadLetter(record, error.code, error.message, command);
+        return;
+      }
+      if (error instanceof PartitionFencedError) {
+        this.metrics.commandsHandled.inc({ type: command.type, outcome: 'fenced' });
+        this.#logger.warn({ partition: record.partition, offset: record.offset }, 'fenced: partition moved on');
+        this.#epochs.delete(record.partition);
+        this.#claimed.delete(record.partition);
+      } else {
+        this.#logger.warn(
+          { err: error, partition: record.partition, offset: record.offset },
+          'command failed; retrying',
+        );
+      }
+      throw error;
+    }
+    if (result.outcome === 'duplicate') this.metrics.idempotencyHits.inc({ source: 'database' });
+    if (result.outcome === 'stale' || result.outcome === 'rejected') {
+      this.#logger.info(
+        { job: command.job_id, type: command.type, reason: result.reason },
+        `command ${result.outcome}`,
+      );
+    }
+    if (command.type === 'job.submit') {
+      await this.#idempotency.set(jobProcessedKey(command.job_id), JOB_PROCESSED_TTL_MS);
+    }
+    if (result.finished) {
+      this.metrics.jobProcessingTime.observe(
+        { status: result.finished.status },
+        (Date.now() - new Date(result.finished.createdAt).getTime()) / 1000,
+      );
+    }
+    this.#relay?.kick();
+    this.#done(record, command, result.outcome);
+  }
+
+  #parse(record: BusRecord): JobCommand | string {
+    let json: unknown;
+    try {
+      json = JSON.parse(record.value);
+    } catch (error) {
+      return `not JSON: ${(error as Error).message}`;
+    }
+    const parsed = jobCommandSchema.safeParse(json);
+    if (!parsed.success) {
+      return parsed.error.issues
+        .slice(0, 5)
+        .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+        .join('; ');
+    }
+    const expectedKey = jobKey(parsed.data.organization_id, parsed.data.match_id);
+    if (record.key !== expectedKey) return `key ${JSON.stringify(record.key)} is not ${JSON.stringify(expectedKey)}`;
+    return parsed.data;
+  }
+
+  async #deadLetter(record: BusRecord, code: string, message: string, command: JobCommand | null = null) {
+    await sendToDeadLetter(this.#producer!, this.topics.dlq, record, this.groupId, { code, message });
+    this.#logger.warn({ partition: record.partition, offset: record.offset, code, message }, 'message dead-lettered');
+    this.#done(record, command, 'dead_lettered');
+  }
+
+  #done(record: BusRecord, command: JobCommand | null, outcome: HandleOutcome) {
+    this.metrics.commandsHandled.inc({ type: command?.type ?? 'unknown', outcome });
+    for (const observer of this.#observers) observer(record, outcome, command);
+  }
+
+  async #refreshLag(): Promise<void> {
+    try {
+      const lag = await this.#bus.groupLag(this.groupId, this.topics.commands);
+      for (const [partition, value] of lag) {
+        this.metrics.consumerLag.set({ topic: this.topics.commands, partition: String(partition) }, value);
+      }
+    } catch (error) {
+      this.#logger.debug({ err: error }, 'lag refresh failed');
+    }
+  }
+}

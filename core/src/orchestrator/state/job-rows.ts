@@ -1,0 +1,66 @@
+import type { ArtifactRef, JobStatus, MessageError, Stage } from '@polyvision/shared';
+import type { Queryable } from '../../db/database.ts';
+
+/** Stage statuses stored in `job_stages.status`. */
+export type StageStatus = 'pending' | 'dispatched' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+export interface JobRow {
+  job_id: string;
+  organization_id: string;
+  match_id: string;
+  status: JobStatus;
+  stages: Stage[];
+  model_versions: Partial<Record<Stage, string>>;
+  inputs: ArtifactRef[];
+  priority: string;
+  requested_by: string | null;
+  progress: number;
+  error: (MessageError & { stage?: Stage }) | null;
+  commands_partition: number;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+}
+
+export interface StageRow {
+  job_id: string;
+  stage: Stage;
+  status: StageStatus;
+  attempt: number;
+  run_first_attempt: number;
+  max_attempts: number;
+  model_version: string;
+  progress: number;
+  task_message_id: string | null;
+  worker_id: string | null;
+  outputs: ArtifactRef[];
+  stats: Record<string, number> | null;
+  error: MessageError | null;
+  dispatched_at: Date | null;
+  started_at: Date | null;
+  heartbeat_at: Date | null;
+  deadline_at: Date | null;
+  finished_at: Date | null;
+}
+
+/** The job row, locked for update (the transaction owns the job until it ends). */
+export async function lockJob(tx: Queryable, jobId: string): Promise<JobRow | null> {
+  const result = await tx.query<JobRow>(`SELECT * FROM jobs WHERE job_id = $1 FOR UPDATE`, [jobId]);
+  return result.rows[0] ?? null;
+}
+
+/** A job's stage rows, in the job's pipeline order. */
+export async function loadStages(tx: Queryable, job: Pick<JobRow, 'job_id' | 'stages'>): Promise<StageRow[]> {
+  const result = await tx.query<StageRow>(`SELECT * FROM job_stages WHERE job_id = $1`, [job.job_id]);
+  return job.stages.map((stage) => result.rows.find((row) => row.stage === stage)).filter((r) => r !== undefined);
+}
+
+/** Job progress 0..1: the mean of its stages' progress (a completed stage counts 1). */
+export function jobProgress(stages: readonly StageRow[]): number {
+  if (stages.length === 0) return 0;
+  const sum = stages.reduce(
+    (total, s) => total + (s.status === 'completed' ? 1 : Math.min(1, Math.max(0, s.progress))),
+    0,
+  );
+  return Math.round((sum / stages.length) * 10_000) / 10_000;
+}

@@ -1,0 +1,276 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  coerceError,
+  jobEventSchema,
+  jobKey,
+  type Logger,
+  type MessageError,
+  PolyvisionError,
+  type Stage,
+  type StageTask,
+  silentLogger,
+  stageTaskSchema,
+} from '@polyvision/shared';
+import type { BusConsumer, BusProducer, BusRecord, MessageBus } from '../../bus/message-bus.ts';
+import { groupNames, topicNames } from '../../orchestrator/contracts/topics.ts';
+import { sendToDeadLetter } from '../../orchestrator/dead-letter.ts';
+import { deterministicUuid } from './report-ids.ts';
+import type { StageClaimStore } from './stage-claims.ts';
+import type { StageHandler, StageResult } from './stage-handler.ts';
+
+export interface WorkerRuntimeOptions {
+  bus: MessageBus;
+  handlers: StageHandler[];
+  /** Task claims (PostgreSQL in production): no task runs twice. */
+  claims: StageClaimStore;
+  /** @defaultValue silentLogger */
+  logger?: Logger;
+  /** @defaultValue 'polyvision' */
+  topicPrefix?: string;
+  /** @defaultValue `${hostname}:${pid}:${uuid8}` */
+  workerId?: string;
+  /** Kafka session timeout of the worker groups. @defaultValue 10_000 */
+  sessionTimeoutMs?: number;
+  /** Claim lease, renewed every third of it while a task runs. @defaultValue 30_000 */
+  claimLeaseMs?: number;
+  /** Least milliseconds between two `stage.progress` sends of one task. @defaultValue 1_000 */
+  progressIntervalMs?: number;
+  /** Task partitions handled at once per stage (tasks running at once). @defaultValue 1 */
+  concurrency?: number;
+}
+
+interface RunningTask {
+  task: StageTask;
+  controller: AbortController;
+}
+
+/**
+ * Runs `StageHandler`s: per stage, a member of group `polyvision-worker-<stage>`
+ * on `polyvision.tasks.<stage>`; results go to `polyvision.jobs.commands`
+ * keyed `${organization_id}:${match_id}`. Also listens to
+ * `polyvision.jobs.events` (own group, new events only) to abort tasks of
+ * jobs that were cancelled or failed.
+ *
+ * Per task: validate (else DLQ) → claim (a completed claim re-sends its
+ * result; a live foreign claim skips) → run with an AbortSignal, renewing the
+ * claim and sending throttled progress → store the result in the claim →
+ * send `stage.completed` / `stage.failed` with a deterministic message id →
+ * the bus commits the offset.
+ */
+export class WorkerRuntime {
+  readonly workerId: string;
+  readonly #options: WorkerRuntimeOptions;
+  readonly #logger: Logger;
+  readonly #topics: ReturnType<typeof topicNames>;
+  readonly #groups: ReturnType<typeof groupNames>;
+  readonly #running = new Map<string, RunningTask>();
+  readonly #stoppedJobs = new Set<string>();
+  readonly #consumers: BusConsumer[] = [];
+  #producer: BusProducer | null = null;
+  #closing = false;
+
+  constructor(options: WorkerRuntimeOptions) {
+    if (options.handlers.length === 0)
+      throw new PolyvisionError('worker_no_stages', 'a worker needs at least one stage');
+    const stages = options.handlers.map((h) => h.stage);
+    if (new Set(stages).size !== stages.length) {
+      throw new PolyvisionError('worker_duplicate_stage', `a stage is served twice: ${stages.join(',')}`);
+    }
+    this.#options = options;
+    this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.#logger = (options.logger ?? silentLogger).child({ worker: this.workerId });
+    this.#topics = topicNames(options.topicPrefix);
+    this.#groups = groupNames(options.topicPrefix);
+  }
+
+  /** Stages served by this worker. */
+  get stages(): Stage[] {
+    return this.#options.handlers.map((h) => h.stage);
+  }
+
+  /** Joins the groups and starts taking tasks. */
+  async start(): Promise<void> {
+    this.#producer = this.#options.bus.createProducer();
+    const sessionTimeoutMs = this.#options.sessionTimeoutMs ?? 10_000;
+    const events = this.#options.bus.createConsumer({
+      groupId: `${this.#groups.worker(this.stages[0]!)}-events-${this.workerId.replaceAll(/[^A-Za-z0-9._-]/g, '_')}`,
+      topics: [this.#topics.events],
+      fromBeginning: false,
+      sessionTimeoutMs,
+    });
+    this.#consumers.push(events);
+    await events.run({ eachMessage: async (record) => this.#onEvent(record) });
+    for (const handler of this.#options.handlers) {
+      const consumer = this.#options.bus.createConsumer({
+        groupId: this.#groups.worker(handler.stage),
+        topics: [this.#topics.tasks(handler.stage)],
+        fromBeginning: true,
+        sessionTimeoutMs,
+        heartbeatIntervalMs: Math.max(100, Math.floor(sessionTimeoutMs / 5)),
+        partitionsConsumedConcurrently: this.#options.concurrency ?? 1,
+        retryBackoffMs: 500,
+      });
+      this.#consumers.push(consumer);
+      await consumer.run({ eachMessage: async (record, context) => this.#onTask(handler, record, context) });
+    }
+    this.#logger.info({ stages: this.stages }, 'worker started');
+  }
+
+  /**
+   * Stops: aborts running tasks (they are handed back uncommitted, so another
+   * worker takes them), leaves the groups, closes the handlers.
+   */
+  async close(): Promise<void> {
+    this.#closing = true;
+    for (const running of this.#running.values()) {
+      running.controller.abort(new PolyvisionError('worker_shutdown', 'the worker is shutting down'));
+    }
+    await Promise.allSettled(this.#consumers.splice(0).map((c) => c.close()));
+    await this.#producer?.close();
+    for (const handler of this.#options.handlers) await handler.close?.();
+    this.#logger.info('worker stopped');
+  }
+
+  #onEvent(record: BusRecord): void {
+    let parsed: ReturnType<typeof jobEventSchema.safeParse>;
+    try {
+      parsed = jobEventSchema.safeParse(JSON.parse(record.value));
+    } catch {
+      return;
+    }
+    if (!parsed.success) return;
+    const event = parsed.data;
+    if (event.status !== 'cancelled' && event.status !== 'failed') return;
+    this.#stoppedJobs.add(event.job_id);
+    if (this.#stoppedJobs.size > 10_000) this.#stoppedJobs.delete(this.#stoppedJobs.values().next().value!);
+    for (const running of this.#running.values()) {
+      if (running.task.job_id === event.job_id) {
+        running.controller.abort(new PolyvisionError('job_cancelled', `job ${event.job_id} is ${event.status}`));
+      }
+    }
+  }
+
+  async #onTask(handler: StageHandler, record: BusRecord, context: { heartbeat(): Promise<void> }): Promise<void> {
+    let task: StageTask;
+    try {
+      const parsed = stageTaskSchema.safeParse(JSON.parse(record.value));
+      if (!parsed.success)
+        throw new Error(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+      task = parsed.data;
+      if (task.stage !== handler.stage) throw new Error(`task for ${task.stage} on the ${handler.stage} topic`);
+    } catch (error) {
+      await sendToDeadLetter(this.#producer!, this.#topics.dlq, record, this.#groups.worker(handler.stage), {
+        code: 'schema_mismatch',
+        message: (error as Error).message,
+      });
+      return;
+    }
+    if (this.#stoppedJobs.has(task.job_id)) return;
+    const leaseMs = this.#options.claimLeaseMs ?? 30_000;
+    const claim = await this.#options.claims.claim(task, this.workerId, leaseMs);
+    if (claim.state === 'completed') {
+      await this.#sendCompleted(task, claim.result, 0);
+      return;
+    }
+    if (claim.state !== 'claimed') {
+      this.#logger.info({ task: task.message_id, state: claim.state }, 'task not run: claim held or finished');
+      return;
+    }
+    const controller = new AbortController();
+    this.#running.set(task.message_id, { task, controller });
+    const startedAt = Date.now();
+    const renew = setInterval(
+      () => {
+        void context.heartbeat().catch(() => {});
+        void this.#options.claims.renew(task, this.workerId, leaseMs).then(
+          (mine) => {
+            if (!mine) controller.abort(new PolyvisionError('claim_lost', 'the task claim was lost'));
+          },
+          () => {},
+        );
+      },
+      Math.max(50, Math.floor(leaseMs / 3)),
+    );
+    const progress = this.#progressReporter(task);
+    try {
+      const result = await handler.run({
+        task,
+        signal: controller.signal,
+        reportProgress: progress,
+        logger: this.#logger.child({ job: task.job_id, stage: task.stage, attempt: task.attempt }),
+      });
+      clearInterval(renew);
+      await this.#options.claims.complete(task, this.workerId, result);
+      await this.#sendCompleted(task, result, Date.now() - startedAt);
+    } catch (error) {
+      clearInterval(renew);
+      if (controller.signal.aborted) {
+        await this.#options.claims.release(task, this.workerId).catch(() => {});
+        if (this.#closing) throw controller.signal.reason; // not committed: another worker takes it
+        return; // cancelled job: nothing to report
+      }
+      const failure = coerceError(error, 'stage_error');
+      const messageError: MessageError = {
+        code: failure.code,
+        message: failure.message.slice(0, 4000),
+        retriable: error instanceof PolyvisionError ? error.retriable : true,
+      };
+      await this.#options.claims.fail(task, this.workerId, messageError);
+      await this.#send({
+        ...this.#envelope(task, 'stage.failed'),
+        type: 'stage.failed',
+        error: messageError,
+      });
+    } finally {
+      clearInterval(renew);
+      this.#running.delete(task.message_id);
+    }
+  }
+
+  #progressReporter(task: StageTask): (fraction: number, note?: string) => void {
+    const intervalMs = this.#options.progressIntervalMs ?? 1_000;
+    let lastSentAt = 0;
+    return (fraction, note) => {
+      const now = Date.now();
+      if (now - lastSentAt < intervalMs) return;
+      lastSentAt = now;
+      void this.#send({
+        ...this.#envelope(task, `stage.progress:${now}`),
+        type: 'stage.progress',
+        progress: Math.min(1, Math.max(0, Number.isFinite(fraction) ? fraction : 0)),
+        ...(note ? { note: note.slice(0, 1024) } : {}),
+      }).catch((error: unknown) => this.#logger.debug({ err: error }, 'progress send failed'));
+    };
+  }
+
+  async #sendCompleted(task: StageTask, result: StageResult, durationMs: number): Promise<void> {
+    await this.#send({
+      ...this.#envelope(task, 'stage.completed'),
+      type: 'stage.completed',
+      model_version: task.model_version,
+      outputs: result.outputs,
+      duration_ms: Math.max(0, Math.round(durationMs)),
+      ...(result.stats ? { stats: result.stats } : {}),
+    });
+  }
+
+  #envelope(task: StageTask, kind: string) {
+    return {
+      message_id: deterministicUuid(`${task.message_id}:${kind}`),
+      job_id: task.job_id,
+      organization_id: task.organization_id,
+      match_id: task.match_id,
+      created_at: new Date().toISOString(),
+      stage: task.stage,
+      attempt: task.attempt,
+      worker_id: this.workerId,
+    };
+  }
+
+  async #send(message: Record<string, unknown> & { organization_id: string; match_id: string }): Promise<void> {
+    await this.#producer!.send(this.#topics.commands, [
+      { key: jobKey(message.organization_id, message.match_id), value: JSON.stringify(message) },
+    ]);
+  }
+}
