@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import { createMetricsRegistry, type Logger, serve, silentLogger } from '@polyvision/shared';
 import type { BlobBackend } from './backends/blob-backend.ts';
 import { LocalBackend } from './backends/local/local-backend.ts';
-import { S3Backend } from './backends/s3/s3-backend.ts';
 import { CapacityService } from './capacity/capacity-service.ts';
 import type { StorageElementConfig } from './config.ts';
 import { createSeApp } from './http/app.ts';
@@ -46,10 +45,14 @@ export async function startStorageElement(
 ): Promise<RunningStorageElement> {
   const logger = options.logger ?? silentLogger;
   const stagingDir = join(config.dataDir, 'staging');
-  const backend: Backend =
-    config.backend === 's3' && config.s3
-      ? new S3Backend({ s3: config.s3, stagingDir: config.dataDir })
-      : new LocalBackend({ dataDir: config.dataDir, capacityLimitBytes: config.capacityLimitBytes });
+  let backend: Backend;
+  if (config.backend === 's3' && config.s3) {
+    // Loaded on demand: the AWS SDK costs most of a second to import.
+    const { S3Backend } = await import('./backends/s3/s3-backend.ts');
+    backend = new S3Backend({ s3: config.s3, stagingDir: config.dataDir });
+  } else {
+    backend = new LocalBackend({ dataDir: config.dataDir, capacityLimitBytes: config.capacityLimitBytes });
+  }
   await backend.init();
   const ledger = await ReservationLedger.open({ stateFile: join(config.dataDir, 'state', 'reservations.json') });
   const registry = createMetricsRegistry({ service: 'storage-element', labels: { storage_id: config.storageId } });

@@ -113,9 +113,8 @@ export class UploadStore {
     const records = names.filter((n) => n.endsWith('.json'));
     const known = new Set(records.map((n) => n.slice(0, -'.json'.length)));
     for (const name of names) {
-      const base = name.replace(/\.(part|json\.tmp)$/, '');
-      if (name !== `${base}.json` && !known.has(base)) await unlink(join(store.#dir, name)).catch(() => {});
-      else if (name.endsWith('.json.tmp')) await unlink(join(store.#dir, name)).catch(() => {});
+      const orphanPart = name.endsWith('.part') && !known.has(name.slice(0, -'.part'.length));
+      if (orphanPart || name.endsWith('.tmp')) await unlink(join(store.#dir, name)).catch(() => {});
     }
     for (const name of records) {
       let record: UploadRecord;
