@@ -1,0 +1,193 @@
+import { type BoxXyxy, iou } from '../detect/geometry.ts';
+import { assignWithLimit } from './assignment.ts';
+import { initiate, type KalmanState, predict, update } from './kalman-filter.ts';
+
+/** ByteTrack parameters (defaults: the paper's MOT17 settings). */
+export interface ByteTrackOptions {
+  /** Detections at or above this score are "high" (first association). @defaultValue 0.5 */
+  highScoreThreshold?: number;
+  /** Detections below this score are dropped; between this and high: second association. @defaultValue 0.1 */
+  lowScoreThreshold?: number;
+  /** A new track needs a detection at least this confident. @defaultValue 0.6 (high + 0.1) */
+  newTrackThreshold?: number;
+  /** First-association cost limit, on 1 − IoU·score. @defaultValue 0.8 */
+  matchCostLimit?: number;
+  /** Second-association (low-score boxes) cost limit, on 1 − IoU. @defaultValue 0.5 */
+  secondMatchCostLimit?: number;
+  /** Cost limit to confirm a tentative track. @defaultValue 0.7 */
+  unconfirmedMatchCostLimit?: number;
+  /** Frames a lost track is kept to be found again (occlusions). @defaultValue 30 */
+  lostTrackBufferFrames?: number;
+  /** Multiply IoU by the detection score in the first association (ByteTrack without `--mot20`). @defaultValue true */
+  fuseScore?: boolean;
+}
+
+/** A detection handed to the tracker. */
+export interface TrackerDetection {
+  box: BoxXyxy;
+  score: number;
+}
+
+/** A confirmed track's state in the current frame. */
+export interface TrackerOutput {
+  trackId: number;
+  /** Kalman-corrected box. */
+  box: BoxXyxy;
+  score: number;
+  /** Index of the detection it was matched to in this frame. */
+  detectionIndex: number;
+}
+
+type TrackState = 'tracked' | 'lost' | 'removed';
+
+interface Track {
+  id: number;
+  kalman: KalmanState;
+  state: TrackState;
+  confirmed: boolean;
+  score: number;
+  lastFrame: number;
+  detectionIndex: number;
+}
+
+const toMeasurement = (b: BoxXyxy) => {
+  const w = b[2] - b[0];
+  const h = b[3] - b[1];
+  return [b[0] + w / 2, b[1] + h / 2, w / h, h];
+};
+
+const toBox = (mean: readonly number[]): BoxXyxy => {
+  const [cx, cy, a, h] = mean as [number, number, number, number];
+  const w = a * h;
+  return [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
+};
+
+/**
+ * ByteTrack (Zhang et al., "ByteTrack: Multi-Object Tracking by Associating
+ * Every Detection Box", ECCV 2022; reference `byte_tracker.py`):
+ * 1. predict every tracked and lost track with a constant-velocity Kalman filter;
+ * 2. associate high-score detections to them (Hungarian on 1 − IoU·score);
+ * 3. associate the low-score detections to the still unmatched tracked ones
+ *    (Hungarian on 1 − IoU) — occluded players keep their ids through weak boxes;
+ * 4. confirm tentative tracks, start tentative tracks from unmatched
+ *    confident detections, forget tracks lost for longer than the buffer.
+ *
+ * Ids are given when a track is confirmed (its second matched frame, or the
+ * first frame of the sequence), so they count up without gaps.
+ */
+export class ByteTracker {
+  readonly #o: Required<ByteTrackOptions>;
+  #frame = 0;
+  #nextId: number;
+  #tracks: Track[] = [];
+
+  /** @param firstId - the id of the first track (to keep ids unique across several trackers). */
+  constructor(options: ByteTrackOptions = {}, firstId = 1) {
+    const high = options.highScoreThreshold ?? 0.5;
+    this.#o = {
+      highScoreThreshold: high,
+      lowScoreThreshold: options.lowScoreThreshold ?? 0.1,
+      newTrackThreshold: options.newTrackThreshold ?? high + 0.1,
+      matchCostLimit: options.matchCostLimit ?? 0.8,
+      secondMatchCostLimit: options.secondMatchCostLimit ?? 0.5,
+      unconfirmedMatchCostLimit: options.unconfirmedMatchCostLimit ?? 0.7,
+      lostTrackBufferFrames: options.lostTrackBufferFrames ?? 30,
+      fuseScore: options.fuseScore ?? true,
+    };
+    this.#nextId = firstId;
+  }
+
+  /** The id the next confirmed track will get. */
+  get nextId(): number {
+    return this.#nextId;
+  }
+
+  /** Advances one frame with its detections; returns the confirmed tracks seen in this frame. */
+  update(detections: readonly TrackerDetection[]): TrackerOutput[] {
+    this.#frame += 1;
+    const frame = this.#frame;
+    const o = this.#o;
+    const indexed = detections.map((d, index) => ({ ...d, index }));
+    const high = indexed.filter((d) => d.score >= o.highScoreThreshold);
+    const low = indexed.filter((d) => d.score > o.lowScoreThreshold && d.score < o.highScoreThreshold);
+
+    const live = this.#tracks.filter((t) => t.state !== 'removed');
+    const unconfirmed = live.filter((t) => t.state === 'tracked' && !t.confirmed);
+    const pool = live.filter((t) => t.confirmed);
+    for (const t of pool) {
+      if (t.state !== 'tracked') t.kalman.mean[7] = 0; // ByteTrack: no height velocity while lost
+      t.kalman = predict(t.kalman);
+    }
+    for (const t of unconfirmed) t.kalman = predict(t.kalman);
+
+    const apply = (t: Track, d: (typeof indexed)[number]) => {
+      t.kalman = update(t.kalman, toMeasurement(d.box));
+      t.state = 'tracked';
+      t.score = d.score;
+      t.lastFrame = frame;
+      t.detectionIndex = d.index;
+    };
+
+    // 1st association: high-score boxes with every confirmed track (tracked or lost).
+    const first = assignWithLimit(this.#costs(pool, high, o.fuseScore), pool.length, high.length, o.matchCostLimit);
+    for (const [ti, di] of first.matches) apply(pool[ti]!, high[di]!);
+
+    // 2nd association: low-score boxes with the tracked ones still unmatched.
+    const remaining = first.unmatchedRows.map((i) => pool[i]!).filter((t) => t.state === 'tracked');
+    const second = assignWithLimit(
+      this.#costs(remaining, low, false),
+      remaining.length,
+      low.length,
+      o.secondMatchCostLimit,
+    );
+    for (const [ti, di] of second.matches) apply(remaining[ti]!, low[di]!);
+    for (const i of second.unmatchedRows) remaining[i]!.state = 'lost';
+
+    // Tentative tracks against the high-score boxes left over.
+    const leftover = first.unmatchedColumns.map((i) => high[i]!);
+    const third = assignWithLimit(
+      this.#costs(unconfirmed, leftover, o.fuseScore),
+      unconfirmed.length,
+      leftover.length,
+      o.unconfirmedMatchCostLimit,
+    );
+    for (const [ti, di] of third.matches) {
+      const t = unconfirmed[ti]!;
+      apply(t, leftover[di]!);
+      t.confirmed = true;
+      t.id = this.#nextId++;
+    }
+    for (const i of third.unmatchedRows) unconfirmed[i]!.state = 'removed';
+
+    // New tentative tracks (confirmed at once on the very first frame).
+    for (const di of third.unmatchedColumns) {
+      const d = leftover[di]!;
+      if (d.score < o.newTrackThreshold) continue;
+      const confirmed = frame === 1;
+      this.#tracks.push({
+        id: confirmed ? this.#nextId++ : 0,
+        kalman: initiate(toMeasurement(d.box)),
+        state: 'tracked',
+        confirmed,
+        score: d.score,
+        lastFrame: frame,
+        detectionIndex: d.index,
+      });
+    }
+
+    for (const t of this.#tracks) {
+      if (t.state === 'lost' && frame - t.lastFrame > o.lostTrackBufferFrames) t.state = 'removed';
+    }
+    this.#tracks = this.#tracks.filter((t) => t.state !== 'removed');
+    return this.#tracks
+      .filter((t) => t.confirmed && t.state === 'tracked' && t.lastFrame === frame)
+      .map((t) => ({ trackId: t.id, box: toBox(t.kalman.mean), score: t.score, detectionIndex: t.detectionIndex }));
+  }
+
+  #costs(tracks: readonly Track[], detections: readonly TrackerDetection[], fuseScore: boolean): number[][] {
+    return tracks.map((t) => {
+      const box = toBox(t.kalman.mean);
+      return detections.map((d) => 1 - iou(box, d.box) * (fuseScore ? d.score : 1));
+    });
+  }
+}

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import type { BoxXyxy, DetectionsFile } from '../../../src/workers/detect/index.ts';
+import {
+  assignWithLimit,
+  ByteTracker,
+  initiate,
+  linearSumAssignment,
+  predict,
+  trackDetections,
+  update,
+} from '../../../src/workers/track/index.ts';
+
+const box = (cx: number, cy: number, w = 20, h = 50): BoxXyxy => [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
+
+describe('Kalman filter', () => {
+  it('learns a constant velocity and predicts the next position', () => {
+    let state = initiate([100, 200, 0.4, 50]);
+    for (let t = 1; t <= 50; t++) {
+      state = predict(state);
+      state = update(state, [100 + 5 * t, 200 - 2 * t, 0.4, 50]);
+    }
+    const next = predict(state);
+    expect(next.mean[0]).toBeCloseTo(355, 0);
+    expect(next.mean[1]).toBeCloseTo(98, 0);
+    expect(next.mean[4]).toBeCloseTo(5, 1);
+    expect(next.mean[5]).toBeCloseTo(-2, 1);
+  });
+});
+
+describe('assignment', () => {
+  it('prefers leaving pairs unmatched to expensive matches, as lapjv with a cost limit', () => {
+    // {A–X, B–Y} costs 1.58; {A–Y} + two unmatched at limit/2 each costs 0.9.
+    const result = assignWithLimit(
+      [
+        [0.79, 0.1],
+        [0.9, 0.79],
+      ],
+      2,
+      2,
+      0.8,
+    );
+    expect(result).toEqual({ matches: [[0, 1]], unmatchedRows: [1], unmatchedColumns: [0] });
+  });
+
+  it('matches scipy linear_sum_assignment on a rectangular maximisation', () => {
+    // scipy: linear_sum_assignment([[1, 5, 2], [4, 3, 6]], maximize=True) → rows [0, 1], cols [1, 2]
+    expect(
+      linearSumAssignment(
+        [
+          [1, 5, 2],
+          [4, 3, 6],
+        ],
+        true,
+      ),
+    ).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
+  });
+});
+
+describe('ByteTracker', () => {
+  it('keeps ids through a crossing with an occlusion and weak boxes', () => {
+    const tracker = new ByteTracker({ lostTrackBufferFrames: 30 });
+    const seen: Map<number, number>[] = [];
+    for (let f = 0; f < 60; f++) {
+      const a = box(100 + 5 * f, 200); // moves right
+      const b = box(400 - 5 * f, 215); // moves left, passes in front of a around f = 30
+      const detections = [{ box: b, score: 0.9 }];
+      if (f < 26 || f > 34) detections.push({ box: a, score: 0.9 });
+      else if (f < 29) detections.push({ box: a, score: 0.3 }); // partly hidden: a weak box
+      const out = tracker.update(detections);
+      seen.push(new Map(out.map((o) => [o.detectionIndex, o.trackId])));
+    }
+    const idOfB = seen[0]!.get(0);
+    const idOfA = seen[0]!.get(1);
+    expect(idOfA).toBeDefined();
+    expect(new Set([idOfA, idOfB]).size).toBe(2);
+    // Weak boxes keep A tracked (second association).
+    expect(seen[27]!.get(1)).toBe(idOfA);
+    // After the occlusion both keep their ids.
+    expect(seen[40]!.get(0)).toBe(idOfB);
+    expect(seen[40]!.get(1)).toBe(idOfA);
+    expect(seen[59]!.get(1)).toBe(idOfA);
+  });
+
+  it('starts a track only from a confident box and confirms it on its second frame', () => {
+    const tracker = new ByteTracker();
+    expect(tracker.update([])).toEqual([]);
+    expect(tracker.update([{ box: box(50, 50), score: 0.55 }])).toEqual([]); // below new-track threshold 0.6
+    expect(tracker.update([{ box: box(50, 50), score: 0.9 }])).toEqual([]); // tentative
+    const out = tracker.update([{ box: box(52, 50), score: 0.9 }]);
+    expect(out.map((o) => o.trackId)).toEqual([1]);
+  });
+
+  it('forgets a track lost for longer than the buffer', () => {
+    const tracker = new ByteTracker({ lostTrackBufferFrames: 5 });
+    tracker.update([{ box: box(50, 50), score: 0.9 }]);
+    tracker.update([{ box: box(50, 50), score: 0.9 }]);
+    for (let i = 0; i < 8; i++) tracker.update([]);
+    tracker.update([{ box: box(50, 50), score: 0.9 }]);
+    const out = tracker.update([{ box: box(50, 50), score: 0.9 }]);
+    expect(out[0]!.trackId).toBe(2);
+  });
+});
+
+describe('trackDetections', () => {
+  it('tracks classes separately, interpolates short gaps and drops short tracks', () => {
+    const frames = Array.from({ length: 40 }, (_, f) => ({
+      frame: f,
+      tMs: f * 40,
+      detections: [
+        ...(f >= 10 && f < 14 ? [] : [{ class: 'player' as const, score: 0.9, box: box(100 + 3 * f, 300) }]),
+        { class: 'ball' as const, score: 0.8, box: box(100 + 3 * f, 300, 8, 8) },
+        ...(f < 2 ? [{ class: 'player' as const, score: 0.9, box: box(600, 100) }] : []),
+      ],
+    }));
+    const file: DetectionsFile = {
+      header: {
+        format: 'polyvision.detections',
+        version: 1,
+        source: { width: 1280, height: 720, fps: 25, frameCount: 40, durationMs: 1600 },
+        analysisFps: 25,
+        model: {
+          version: 't',
+          sha256: 'x',
+          layout: 'yolox',
+          inputWidth: 416,
+          inputHeight: 416,
+          executionProvider: 'cpu',
+          tiles: 1,
+        },
+        classes: ['player', 'ball'],
+      },
+      frames,
+    };
+    const tracks = trackDetections(file);
+    expect(tracks.tracks.map((t) => [t.id, t.class])).toEqual([
+      [1, 'ball'],
+      [2, 'player'],
+    ]);
+    const player = tracks.tracks[1]!;
+    expect(player.frames.map((f) => f.frame)).toEqual([...Array(40).keys()]);
+    const gap = player.frames[11]!;
+    expect(gap.interpolated).toBe(true);
+    expect((gap.box[0] + gap.box[2]) / 2).toBeCloseTo(133, 0);
+    expect(tracks.tracks[0]!.frames).toHaveLength(40);
+  });
+});
