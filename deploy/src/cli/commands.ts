@@ -24,4 +24,10 @@ export const commands: Command[] = [
     summary: 'render a synthetic multi-camera football clip with ground truth and venue.json',
     load: () => import('./commands/synth-match.ts'),
   },
+  {
+    name: 'storage-element',
+    summary:
+      'run a storage element (capacity, reservations, resumable uploads; local or S3); env in storage-element/README.md',
+    load: () => import('./commands/storage-element.ts'),
+  },
 ];
