@@ -1,0 +1,13 @@
+/**
+ * On-site stitching: remap maps and feather masks computed once from the
+ * venue calibration (`computeRemapMaps`, `writeMapFiles`), the per-segment
+ * ffmpeg graph (`stitchArgs`: remap + maskedmerge + H.264, NVENC where it
+ * works), the `Stitcher` that ties them together, and the quality measures
+ * (`seamMisalignment`, `panoramaPsnr`).
+ */
+export * from './filter-graph.ts';
+export * from './homography.ts';
+export * from './map-files.ts';
+export * from './quality.ts';
+export * from './remap-maps.ts';
+export * from './stitcher.ts';

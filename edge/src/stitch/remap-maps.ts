@@ -1,0 +1,173 @@
+/**
+ * The stitcher's remap maps and feather masks, computed ONCE per venue
+ * calibration (the expensive, per-pixel part), then reused by ffmpeg for
+ * every segment.
+ *
+ * For every panorama pixel `p` and camera `i`, the source pixel is
+ * `Hᵢ⁻¹·p` where `Hᵢ` is the camera's `image_to_panorama` homography
+ * (venue.json; Hartley & Zisserman §2.3). ffmpeg's `remap` filter samples the
+ * NEAREST source pixel (its maps hold integers), so the map holds
+ * `round(Hᵢ⁻¹·p)`: at most √½ px from the exact position in camera pixels.
+ * Pixels whose source falls outside the camera image get 65535, which
+ * `remap` paints with its `fill` colour.
+ *
+ * Feathering (distance-weighted blending, Szeliski, "Image Alignment and
+ * Stitching: A Tutorial", §6.2): camera `i`'s weight at `p` is the distance
+ * of its source pixel to the nearest image border, capped at `featherPx`;
+ * the blended panorama is `Σ wᵢ·Iᵢ / Σ wᵢ`. ffmpeg blends two images at a
+ * time (`maskedmerge`), so the sum is folded left to right:
+ * `acc₀ = I₀`, `accₖ = acc₋₁ + (Iₖ − accₖ₋₁)·mₖ` with `mₖ = wₖ / Σⱼ≤ₖ wⱼ`,
+ * which gives the same normalised sum.
+ */
+import { ValidationError, type VenueCalibration } from '@polyvision/shared';
+import { frontSide, invertHomography, projectPixel } from './homography.ts';
+
+/** Value a map holds where the camera does not see the panorama pixel (remap fills it). */
+export const UNMAPPED = 65_535;
+
+/** The maps of one camera, each `panoramaWidthPx × panoramaHeightPx`, row-major. */
+export interface CameraMaps {
+  cameraId: string;
+  /** Source column per panorama pixel, or {@link UNMAPPED}. */
+  xmap: Uint16Array;
+  /** Source row per panorama pixel, or {@link UNMAPPED}. */
+  ymap: Uint16Array;
+  /** Blend mask 0–255 for `maskedmerge` (camera 0: unused, all 255 where it sees). */
+  mask: Uint8Array;
+  /** Panorama pixels this camera sees. */
+  coveredPixels: number;
+}
+
+/** The maps of a whole rig. */
+export interface RemapMaps {
+  widthPx: number;
+  heightPx: number;
+  cameras: CameraMaps[];
+  /** Fraction (0–1) of panorama pixels at least one camera sees. */
+  coverage: number;
+  /** Fraction (0–1) of the panorama pixels that show the pitch which at least one camera sees. */
+  pitchCoverage: number;
+  /** Panorama pixels two or more cameras see. */
+  overlapPixels: number;
+}
+
+/** Options of {@link computeRemapMaps}. */
+export interface RemapMapOptions {
+  /** Feather width in camera pixels: weights grow linearly from the border up to this. @defaultValue 64 */
+  featherPx?: number;
+  /**
+   * Smallest acceptable fraction of the panorama's pitch pixels that the
+   * cameras must see; below it the calibration is refused. @defaultValue 0.995
+   */
+  minPitchCoverage?: number;
+}
+
+/**
+ * Computes the remap maps and blend masks of every camera.
+ *
+ * @throws ValidationError `stitch_singular_calibration` when a camera's
+ *   `image_to_panorama` is singular; `stitch_calibration_uncovered` when the
+ *   cameras see less than `minPitchCoverage` of the pitch in the panorama, or
+ *   a camera sees none of it; `stitch_invalid_option` for a bad option.
+ */
+export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptions = {}): RemapMaps {
+  const featherPx = options.featherPx ?? 64;
+  const minPitchCoverage = options.minPitchCoverage ?? 0.995;
+  if (!(featherPx >= 1)) {
+    throw new ValidationError('stitch_invalid_option', `featherPx=${featherPx}: expected a number ≥ 1`);
+  }
+  const { width_px: width, height_px: height } = venue.panorama;
+  const n = width * height;
+  const weights: Float32Array[] = [];
+  const cameras: CameraMaps[] = venue.cameras.map((cam) => {
+    const inverse = invertHomography(cam.image_to_panorama, `${cam.id} image_to_panorama`);
+    const forward = cam.image_to_panorama.flat();
+    // Where the camera's centre lands in the panorama: a point known to be in front of it.
+    const [cu, cv] = projectPixel(forward, (cam.width_px - 1) / 2, (cam.height_px - 1) / 2, frontSide(forward, 0, 0));
+    const side = Number.isFinite(cu) ? frontSide(inverse, cu, cv) : 1;
+    const xmap = new Uint16Array(n).fill(UNMAPPED);
+    const ymap = new Uint16Array(n).fill(UNMAPPED);
+    const weight = new Float32Array(n);
+    let covered = 0;
+    const maxU = cam.width_px - 0.5;
+    const maxV = cam.height_px - 0.5;
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const [u, v] = projectPixel(inverse, x, y, side);
+        if (!(u >= -0.5 && u < maxU && v >= -0.5 && v < maxV)) continue;
+        const k = y * width + x;
+        xmap[k] = Math.min(cam.width_px - 1, Math.round(u));
+        ymap[k] = Math.min(cam.height_px - 1, Math.round(v));
+        weight[k] = Math.min(featherPx, u + 0.5, maxU - u, v + 0.5, maxV - v) + 1e-3;
+        covered++;
+      }
+    }
+    weights.push(weight);
+    return { cameraId: cam.id, xmap, ymap, mask: new Uint8Array(n), coveredPixels: covered };
+  });
+
+  // Fold the normalised weights into sequential maskedmerge masks.
+  const sum = new Float32Array(n);
+  let overlap = 0;
+  const seen = new Uint8Array(n);
+  cameras.forEach((cam, i) => {
+    const w = weights[i] as Float32Array;
+    for (let k = 0; k < n; k++) {
+      const wk = w[k] as number;
+      if (wk <= 0) continue;
+      const s = (sum[k] as number) + wk;
+      cam.mask[k] = i === 0 ? 255 : Math.round((255 * wk) / s);
+      sum[k] = s;
+      if (seen[k]) overlap++;
+      seen[k] = 1;
+    }
+  });
+
+  let coveredAny = 0;
+  for (let k = 0; k < n; k++) if (seen[k]) coveredAny++;
+  const pitchCoverage = pitchCoverageOf(venue, seen);
+  for (const cam of cameras) {
+    if (cam.coveredPixels === 0) {
+      throw new ValidationError(
+        'stitch_calibration_uncovered',
+        `${cam.cameraId} sees no pixel of the ${width}×${height} panorama: check its image_to_panorama`,
+        { details: { camera_id: cam.cameraId } },
+      );
+    }
+  }
+  if (pitchCoverage < minPitchCoverage) {
+    throw new ValidationError(
+      'stitch_calibration_uncovered',
+      `the cameras see only ${(100 * pitchCoverage).toFixed(2)} % of the pitch in the panorama (at least ${(100 * minPitchCoverage).toFixed(2)} % expected): the calibration does not cover the panorama`,
+      { details: { pitch_coverage: pitchCoverage, min_pitch_coverage: minPitchCoverage } },
+    );
+  }
+  return { widthPx: width, heightPx: height, cameras, coverage: coveredAny / n, pitchCoverage, overlapPixels: overlap };
+}
+
+/** Fraction of the panorama pixels showing the pitch (via `panorama_to_pitch`) that are marked in `seen`. */
+function pitchCoverageOf(venue: VenueCalibration, seen: Uint8Array): number {
+  const { width_px: width, height_px: height } = venue.panorama;
+  const toPitch = venue.panorama.panorama_to_pitch.flat();
+  const halfL = venue.pitch.length_m / 2;
+  const halfW = venue.pitch.width_m / 2;
+  // The pitch centre is in front of the panorama camera.
+  const [cx, cy] = projectPixel(
+    venue.panorama.pitch_to_panorama.flat(),
+    0,
+    0,
+    frontSide(venue.panorama.pitch_to_panorama.flat(), 0, 0),
+  );
+  const side = Number.isFinite(cx) ? frontSide(toPitch, cx, cy) : 1;
+  let pitch = 0;
+  let covered = 0;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const [px, py] = projectPixel(toPitch, x, y, side);
+      if (!(Math.abs(px) <= halfL && Math.abs(py) <= halfW)) continue;
+      pitch++;
+      if (seen[y * width + x]) covered++;
+    }
+  }
+  return pitch === 0 ? 0 : covered / pitch;
+}
