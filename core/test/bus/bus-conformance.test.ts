@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../test/support/index.ts';
 import { KafkaBus } from '../../src/bus/kafka/kafka-bus.ts';
 import { MemoryBus } from '../../src/bus/memory/memory-bus.ts';
 import type { Assignment, BusConsumer, BusRecord, MessageBus } from '../../src/bus/message-bus.ts';
 import { partitionForKey } from '../../src/bus/murmur2.ts';
-import { waitFor } from '../orchestrator/support/wait-for.ts';
 
 const kafkaBrokers = process.env.KAFKA_BROKERS;
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { jobKey } from '@polyvision/shared';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../test/support/index.ts';
 import { MemoryBus } from '../../src/bus/memory/memory-bus.ts';
 import { testDatabaseDrivers } from './support/databases.ts';
 import { ALL_STAGES, Harness, PANORAMA } from './support/harness.ts';
-import { waitFor } from './support/wait-for.ts';
 
 for (const driver of testDatabaseDrivers) {
   describe.skipIf(driver.skip)(`orchestrator on the in-memory bus, ${driver.name}`, () => {

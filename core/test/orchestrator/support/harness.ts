@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Stage } from '@polyvision/shared';
+import { waitFor } from '../../../../test/support/index.ts';
 import type { MessageBus } from '../../../src/bus/message-bus.ts';
 import { polyvisionTopicSpecs } from '../../../src/bus/topics.ts';
 import type { Database } from '../../../src/db/database.ts';
@@ -16,7 +17,6 @@ import {
   ensureExecutionsTable,
 } from '../../../src/workers/runtime/testing/counting-stage.ts';
 import { WorkerRuntime } from '../../../src/workers/runtime/worker-runtime.ts';
-import { waitFor } from './wait-for.ts';
 
 /** A stored panorama (shape only; the test stages do not read it). */
 export const PANORAMA = Object.freeze({

@@ -1,0 +1,151 @@
+import { type JobStatus, jobStatusSchema, ValidationError } from '@polyvision/shared';
+import type { Database } from '../../db/database.ts';
+import type { JobRow, StageRow } from './job-rows.ts';
+
+/** A job as the API and the CLI show it. Progress both as a fraction and in percent. */
+export interface JobView {
+  job_id: string;
+  organization_id: string;
+  match_id: string;
+  status: JobStatus;
+  progress: number;
+  progress_percent: number;
+  error: unknown;
+  model_versions: Record<string, string>;
+  inputs: unknown[];
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+  stages: Array<{
+    stage: string;
+    status: string;
+    attempt: number;
+    max_attempts: number;
+    model_version: string;
+    progress: number;
+    worker_id: string | null;
+    outputs: unknown[];
+    stats: unknown;
+    error: unknown;
+    dispatched_at: string | null;
+    started_at: string | null;
+    heartbeat_at: string | null;
+    deadline_at: string | null;
+    finished_at: string | null;
+  }>;
+}
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+function view(job: JobRow, stages: StageRow[]): JobView {
+  return {
+    job_id: job.job_id,
+    organization_id: job.organization_id,
+    match_id: job.match_id,
+    status: job.status,
+    progress: job.progress,
+    progress_percent: Math.round(job.progress * 1000) / 10,
+    error: job.error,
+    model_versions: job.model_versions as Record<string, string>,
+    inputs: job.inputs,
+    created_at: iso(job.created_at)!,
+    updated_at: iso(job.updated_at)!,
+    finished_at: iso(job.finished_at),
+    stages: job.stages
+      .map((name) => stages.find((s) => s.stage === name))
+      .filter((s) => s !== undefined)
+      .map((s) => ({
+        stage: s.stage,
+        status: s.status,
+        attempt: s.attempt,
+        max_attempts: s.max_attempts,
+        model_version: s.model_version,
+        progress: s.progress,
+        worker_id: s.worker_id,
+        outputs: s.outputs,
+        stats: s.stats,
+        error: s.error,
+        dispatched_at: iso(s.dispatched_at),
+        started_at: iso(s.started_at),
+        heartbeat_at: iso(s.heartbeat_at),
+        deadline_at: iso(s.deadline_at),
+        finished_at: iso(s.finished_at),
+      })),
+  };
+}
+
+/** A job with its stages, or null. Reads only: any replica answers for any job. */
+export async function getJob(db: Database, jobId: string): Promise<JobView | null> {
+  const job = await db.query<JobRow>(`SELECT * FROM jobs WHERE job_id = $1`, [jobId]);
+  if (!job.rows[0]) return null;
+  const stages = await db.query<StageRow>(`SELECT * FROM job_stages WHERE job_id = $1`, [jobId]);
+  return view(job.rows[0], stages.rows);
+}
+
+export interface JobListFilter {
+  status?: JobStatus;
+  organization_id?: string;
+  match_id?: string;
+  /** 1–200. @defaultValue 50 */
+  limit?: number;
+  /** The `next_cursor` of the previous page. */
+  cursor?: string;
+}
+
+/**
+ * Jobs, newest first, filtered; keyset pagination on (created_at, job_id).
+ *
+ * @throws ValidationError `invalid_filter` for a bad status, limit or cursor.
+ */
+export async function listJobs(
+  db: Database,
+  filter: JobListFilter,
+): Promise<{ jobs: JobView[]; next_cursor: string | null }> {
+  const limit = filter.limit ?? 50;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
+    throw new ValidationError('invalid_filter', 'limit must be an integer from 1 to 200');
+  }
+  if (filter.status !== undefined && !jobStatusSchema.safeParse(filter.status).success) {
+    throw new ValidationError('invalid_filter', `status must be one of ${jobStatusSchema.options.join(', ')}`);
+  }
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (sql: string, value: unknown) => {
+    params.push(value);
+    where.push(sql.replace('?', `$${params.length}`));
+  };
+  if (filter.status) add('status = ?', filter.status);
+  if (filter.organization_id) add('organization_id = ?', filter.organization_id);
+  if (filter.match_id) add('match_id = ?', filter.match_id);
+  if (filter.cursor) {
+    const [createdAt, jobId] = Buffer.from(filter.cursor, 'base64url').toString('utf8').split('|');
+    if (!createdAt || !jobId || Number.isNaN(Date.parse(createdAt))) {
+      throw new ValidationError('invalid_filter', 'cursor is not one this API returned');
+    }
+    params.push(createdAt, jobId);
+    where.push(`(created_at, job_id) < ($${params.length - 1}::timestamptz, $${params.length})`);
+  }
+  params.push(limit + 1);
+  const jobs = await db.query<JobRow>(
+    `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+     ORDER BY created_at DESC, job_id DESC LIMIT $${params.length}`,
+    params,
+  );
+  const page = jobs.rows.slice(0, limit);
+  const stages = page.length
+    ? await db.query<StageRow>(`SELECT * FROM job_stages WHERE job_id = ANY($1::text[])`, [page.map((j) => j.job_id)])
+    : { rows: [] };
+  const last = page[page.length - 1];
+  return {
+    jobs: page.map((job) =>
+      view(
+        job,
+        stages.rows.filter((s) => s.job_id === job.job_id),
+      ),
+    ),
+    next_cursor:
+      jobs.rows.length > limit && last
+        ? Buffer.from(`${new Date(last.created_at).toISOString()}|${last.job_id}`).toString('base64url')
+        : null,
+  };
+}
