@@ -20,7 +20,7 @@ export interface UploadStoreOptions {
   now?: () => number;
   /** How long a completed upload is remembered for an idempotent `complete`, ms. @defaultValue 3_600_000 */
   completedRetentionMs?: number;
-  /** Bytes gathered before one write to the staging file. @defaultValue 1 MiB */
+  /** Bytes gathered before one write to the staging file. @defaultValue 4 MiB */
   writeBatchBytes?: number;
   /** Bytes of a body beyond the upload's size read and dropped before the request is cut. @defaultValue 64 MiB */
   discardLimitBytes?: number;
@@ -95,7 +95,7 @@ export class UploadStore {
     this.#ledger = options.ledger;
     this.#now = options.now ?? Date.now;
     this.#retentionMs = options.completedRetentionMs ?? 3_600_000;
-    this.#batchBytes = options.writeBatchBytes ?? 1 << 20;
+    this.#batchBytes = options.writeBatchBytes ?? 4 << 20;
     this.#discardLimitBytes = options.discardLimitBytes ?? 64 << 20;
     this.#onBytesWritten = options.onBytesWritten ?? (() => {});
     this.#onIoError = options.onIoError ?? (() => {});
@@ -231,18 +231,16 @@ export class UploadStore {
     let handle: Awaited<ReturnType<typeof open>> | undefined;
     let batch: Uint8Array[] = [];
     let batchBytes = 0;
-    const flush = async () => {
-      if (batchBytes === 0) return;
+    let queuedBytes = 0;
+    let inFlight: Promise<void> | undefined;
+    /** Writes one batch at its position; hashes and books it once on disk. */
+    const write = async (buffers: Uint8Array[], length: number, position: number) => {
       handle ??= await open(this.#partPath(uploadId), 'r+');
-      const buffers = batch;
-      const length = batchBytes;
-      batch = [];
-      batchBytes = 0;
       let done = 0;
       while (done < length) {
         const { bytesWritten } = await handle.writev(
           done === 0 ? buffers : [Buffer.concat(buffers).subarray(done)],
-          startOffset + written + done,
+          position + done,
         );
         done += bytesWritten;
       }
@@ -252,6 +250,19 @@ export class UploadStore {
       this.#ledger.recordWritten(reservationId, length);
       this.#ledger.renew(reservationId);
       this.#onBytesWritten(length);
+    };
+    /** Hands the gathered batch to the disk; at most one write is in flight while the next batch is read. */
+    const flush = async () => {
+      if (batchBytes === 0) return;
+      const buffers = batch;
+      const length = batchBytes;
+      const position = startOffset + queuedBytes;
+      queuedBytes += length;
+      batch = [];
+      batchBytes = 0;
+      await inFlight;
+      inFlight = write(buffers, length, position);
+      inFlight.catch(() => {}); // observed by the next await; never an unhandled rejection
     };
     let disconnected = false;
     try {
@@ -278,6 +289,7 @@ export class UploadStore {
         disconnected = true;
       }
       await flush();
+      await inFlight;
       await handle?.sync();
       session.offset = startOffset + written;
       session.hash = hash;
@@ -285,6 +297,7 @@ export class UploadStore {
       return session.offset;
     } catch (error) {
       // Discard this request's bytes: the committed offset stays where it was.
+      await inFlight?.catch(() => {});
       await handle?.truncate(startOffset).catch(() => {});
       await handle?.sync().catch(() => {});
       this.#stagedBytes -= written;

@@ -133,7 +133,10 @@ export class LocalBackend implements BlobBackend {
   async read(fileId: string, range?: ByteRange): Promise<Readable> {
     try {
       const handle = await open(join(this.#filesDir, fileId), 'r');
-      return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+      return handle.createReadStream({
+        highWaterMark: 1 << 20,
+        ...(range ? { start: range.start, end: range.end } : {}),
+      });
     } catch (error) {
       if (isErrno(error, 'ENOENT')) throw seErrors.fileNotFound(fileId);
       throw seErrors.storageFailure(`cannot read ${fileId}: ${(error as Error).message}`, error);
