@@ -241,8 +241,9 @@ export class Orchestrator {
       result = await this.#db.transaction(async (tx) => {
         await this.#ownership.assertOwner(tx, record.partition, epoch);
         const fresh = await tx.query(
-          `INSERT INTO processed_messages (message_id, job_id, type) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-          [command.message_id, command.job_id, command.type],
+          `INSERT INTO processed_messages (message_id, job_id, type, commands_partition, handled_by)
+           VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+          [command.message_id, command.job_id, command.type, record.partition, this.tuning.instanceId],
         );
         if (fresh.rowCount === 0) return { outcome: 'duplicate' } as TransitionResult;
         return this.#machine.apply(tx, command, record.partition);

@@ -30,4 +30,19 @@ export const commands: Command[] = [
       'run a storage element (capacity, reservations, resumable uploads; local or S3); env in storage-element/README.md',
     load: () => import('./commands/storage-element.ts'),
   },
+  {
+    name: 'orchestrator',
+    summary: 'run an orchestrator replica (group polyvision-orchestrator; env in core/README.md)',
+    load: () => import('./commands/orchestrator.ts'),
+  },
+  {
+    name: 'worker',
+    summary: 'run analysis stages: --stages detect,track,… (env in core/README.md)',
+    load: () => import('./commands/worker.ts'),
+  },
+  {
+    name: 'jobs',
+    summary: 'list|show ID|reprocess ID --from STAGE --model-version V|cancel ID',
+    load: () => import('./commands/jobs.ts'),
+  },
 ];

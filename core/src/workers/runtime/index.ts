@@ -7,4 +7,7 @@ export * from './redis-stage-keys.ts';
 export * from './report-ids.ts';
 export * from './stage-claims.ts';
 export * from './stage-handler.ts';
+export * from './stage-registry.ts';
+export * from './worker-config.ts';
 export * from './worker-runtime.ts';
+export * from './worker-service.ts';

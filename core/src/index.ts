@@ -1,0 +1,10 @@
+/**
+ * @polyvision/core — the core site: message bus, PostgreSQL, the
+ * partitioned orchestrator, the worker runtime (and, from other folders,
+ * ingest, capacity, the analysis stages, ops).
+ */
+export * from './bus/index.ts';
+export * from './db/index.ts';
+export * from './orchestrator/index.ts';
+export * from './workers/runtime/index.ts';
+export * from './workers/runtime/testing/counting-stage.ts';

@@ -1,0 +1,43 @@
+import { envInt, loadConfig } from '@polyvision/shared';
+import { z } from 'zod';
+
+/**
+ * Environment of `pnpm polyvision orchestrator` (documented in core/README.md).
+ * Real drivers when the URLs are set; otherwise the embedded ones.
+ */
+export const orchestratorConfigSchema = z.object({
+  /** Comma-separated `host:port`; in-memory bus when unset. */
+  KAFKA_BROKERS: z.string().optional(),
+  /** PostgreSQL URL; PGlite in memory when unset (single process only). */
+  DATABASE_URL: z.string().url({ message: 'a postgres:// URL' }).optional(),
+  DATABASE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'a lower-case SQL identifier' })
+    .default('public'),
+  /** Redis URL of the `job:processed:{job_id}` fast path; none when unset (the database decides alone). */
+  REDIS_URL: z.string().url({ message: 'a redis:// URL' }).optional(),
+  REDIS_KEY_PREFIX: z.string().default(''),
+  POLYVISION_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, { message: 'letters, digits, ".", "_", "-"' })
+    .default('polyvision'),
+  ORCHESTRATOR_HTTP_HOST: z.string().default('127.0.0.1'),
+  ORCHESTRATOR_HTTP_PORT: envInt(8090, 0, 65535),
+  ORCHESTRATOR_INSTANCE_ID: z.string().min(1).max(200).optional(),
+  ORCHESTRATOR_SESSION_TIMEOUT_MS: envInt(10_000, 1_000, 300_000),
+  ORCHESTRATOR_HEARTBEAT_INTERVAL_MS: envInt(1_000, 100, 60_000),
+  ORCHESTRATOR_STAGE_MAX_ATTEMPTS: envInt(3, 1, 100),
+  ORCHESTRATOR_RETRY_INITIAL_MS: envInt(1_000, 1, 3_600_000),
+  ORCHESTRATOR_RETRY_MAX_MS: envInt(100_000, 1, 86_400_000),
+  ORCHESTRATOR_STAGE_DEADLINE_MS: envInt(600_000, 1_000, 86_400_000),
+  ORCHESTRATOR_RELAY_POLL_INTERVAL_MS: envInt(250, 10, 60_000),
+  ORCHESTRATOR_RECONCILE_CRON: z.string().default('*/15 * * * * *'),
+  ORCHESTRATOR_RECONCILER_LEASE_MS: envInt(30_000, 1_000, 600_000),
+});
+
+export type OrchestratorConfig = z.output<typeof orchestratorConfigSchema>;
+
+/** @throws ConfigError naming the variable, its value and what was expected. */
+export function loadOrchestratorConfig(env: Record<string, string | undefined> = process.env): OrchestratorConfig {
+  return loadConfig(orchestratorConfigSchema, env);
+}

@@ -1,0 +1,128 @@
+import {
+  createMetricsRegistry,
+  healthRoutes,
+  type Logger,
+  metricsRoute,
+  type RunningServer,
+  serve,
+} from '@polyvision/shared';
+import { Hono } from 'hono';
+import { polyvisionTopicSpecs } from '../../bus/topics.ts';
+import { jobRoutes } from '../http/job-routes.ts';
+import {
+  type IdempotencyCache,
+  MemoryIdempotencyCache,
+  RedisIdempotencyCache,
+} from '../idempotency/idempotency-cache.ts';
+import { JobCommandClient } from '../job-command-client.ts';
+import { Orchestrator } from '../orchestrator.ts';
+import { Reconciler } from '../reconcile/reconciler.ts';
+import { startReconcilerLeadership } from '../reconcile/reconciler-leadership.ts';
+import { type Connections, leadershipStore, openConnections } from './connections.ts';
+import type { OrchestratorConfig } from './orchestrator-config.ts';
+
+export interface OrchestratorService {
+  orchestrator: Orchestrator;
+  http: RunningServer;
+  connections: Connections;
+  /** Graceful stop: leaves the group (partitions move at once), stops the reconciler and HTTP. */
+  close(): Promise<void>;
+}
+
+/**
+ * Composes one orchestrator replica from its config: connections, topics,
+ * the consumer, the reconciler (leader only) and HTTP (`/api/v1/jobs`,
+ * `/metrics`, `/health/live`, `/health/ready`).
+ */
+export async function startOrchestratorService(
+  config: OrchestratorConfig,
+  logger: Logger,
+): Promise<OrchestratorService> {
+  const connections = await openConnections(
+    {
+      kafkaBrokers: config.KAFKA_BROKERS,
+      databaseUrl: config.DATABASE_URL,
+      redisUrl: config.REDIS_URL,
+      schema: config.DATABASE_SCHEMA,
+    },
+    logger,
+    'polyvision-orchestrator',
+  );
+  await connections.bus.ensureTopics(polyvisionTopicSpecs(config.POLYVISION_TOPIC_PREFIX));
+  const idempotency: IdempotencyCache = connections.redis
+    ? new RedisIdempotencyCache(connections.redis, config.REDIS_KEY_PREFIX)
+    : new MemoryIdempotencyCache();
+  const registry = createMetricsRegistry({ service: 'orchestrator' });
+  const attempts = config.ORCHESTRATOR_STAGE_MAX_ATTEMPTS;
+  const orchestrator = new Orchestrator({
+    bus: connections.bus,
+    db: connections.db,
+    idempotency,
+    logger,
+    registry,
+    tuning: {
+      topicPrefix: config.POLYVISION_TOPIC_PREFIX,
+      ...(config.ORCHESTRATOR_INSTANCE_ID ? { instanceId: config.ORCHESTRATOR_INSTANCE_ID } : {}),
+      sessionTimeoutMs: config.ORCHESTRATOR_SESSION_TIMEOUT_MS,
+      heartbeatIntervalMs: config.ORCHESTRATOR_HEARTBEAT_INTERVAL_MS,
+      maxAttempts: {
+        stitch: attempts,
+        detect: attempts,
+        track: attempts,
+        vcam: attempts,
+        analyze: attempts,
+        encode: attempts,
+      },
+      retry: {
+        initialMs: config.ORCHESTRATOR_RETRY_INITIAL_MS,
+        coefficient: 2,
+        maxMs: config.ORCHESTRATOR_RETRY_MAX_MS,
+      },
+      stageDeadlineMs: config.ORCHESTRATOR_STAGE_DEADLINE_MS,
+      relayPollIntervalMs: config.ORCHESTRATOR_RELAY_POLL_INTERVAL_MS,
+    },
+  });
+  await orchestrator.start();
+  const producer = connections.bus.createProducer();
+  const reconciler = new Reconciler({
+    db: connections.db,
+    client: new JobCommandClient(producer, config.POLYVISION_TOPIC_PREFIX),
+    logger,
+  });
+  const schedule = startReconcilerLeadership({
+    reconciler,
+    store: leadershipStore(connections.db),
+    instanceId: orchestrator.tuning.instanceId,
+    key: `${config.POLYVISION_TOPIC_PREFIX}:orchestrator:reconciler_leader`,
+    leaseMs: config.ORCHESTRATOR_RECONCILER_LEASE_MS,
+    cronExpression: config.ORCHESTRATOR_RECONCILE_CRON,
+    logger,
+  });
+  const app = new Hono();
+  app.route('/', jobRoutes(connections.db));
+  app.route('/', metricsRoute(registry));
+  app.route(
+    '/',
+    healthRoutes({
+      ready: {
+        database: () => connections.db.query('SELECT 1'),
+        partitions: () => orchestrator.ownedPartitions().length > 0,
+      },
+    }),
+  );
+  const http = await serve(app, { host: config.ORCHESTRATOR_HTTP_HOST, port: config.ORCHESTRATOR_HTTP_PORT });
+  logger.info({ url: http.url, instance: orchestrator.tuning.instanceId }, 'orchestrator listening');
+  return {
+    orchestrator,
+    http,
+    connections,
+    async close() {
+      await orchestrator.close();
+      await schedule.stop();
+      await producer.close();
+      await http.close();
+      await idempotency.close().catch(() => {});
+      await connections.close();
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import { parseArgs } from 'node:util';
+import {
+  countingStage,
+  ensureExecutionsTable,
+  loadStageHandler,
+  loadWorkerConfig,
+  type StageHandler,
+  startWorkerService,
+} from '@polyvision/core';
+import { ConfigError, createLogger, STAGES, type Stage } from '@polyvision/shared';
+
+const HELP = `Usage: pnpm polyvision worker --stages <list> [options]
+
+Runs analysis stages: for each stage, a member of group
+polyvision-worker-<stage> on polyvision.tasks.<stage>; results go back to
+polyvision.jobs.commands. Tasks are claimed in PostgreSQL (stage_claims), so a
+redelivered task does not run twice. Configured by environment variables
+(core/README.md, "Worker"). SIGTERM or SIGINT: abort running tasks (they are
+handed back to other workers), leave the groups, exit 0.
+
+Options:
+  --stages <a,b,...>     stages to serve: ${STAGES.join(', ')}        (required)
+  --concurrency <n>      WORKER_CONCURRENCY: tasks per stage at once  [1]
+  --topic-prefix <p>     POLYVISION_TOPIC_PREFIX                      [polyvision]
+  --schema <name>        DATABASE_SCHEMA                              [public]
+  --test-stage           serve the COUNTING TEST DOUBLE instead of the real stages
+                         (sleeps, records each run in test_stage_executions)
+  --test-sleep-ms <n>    sleep of the test double                     [50]
+  -h, --help
+
+Prints one JSON line {"event":"started","worker":...,"stages":[...]} on stdout when ready.
+Exit status 2 on a usage or configuration error.
+`;
+
+/** `polyvision worker --stages …`: runs stages until SIGTERM/SIGINT. */
+export async function run(argv: string[]): Promise<number> {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        stages: { type: 'string' },
+        concurrency: { type: 'string' },
+        'topic-prefix': { type: 'string' },
+        schema: { type: 'string' },
+        'test-stage': { type: 'boolean' },
+        'test-sleep-ms': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }).values;
+  } catch (error) {
+    process.stderr.write(`worker: ${(error as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const stages = String(values.stages ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = stages.filter((s) => !(STAGES as readonly string[]).includes(s));
+  if (stages.length === 0 || unknown.length > 0) {
+    process.stderr.write(
+      `worker: --stages needs a comma-separated list of ${STAGES.join(', ')}${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}\n`,
+    );
+    return 2;
+  }
+  const sleepMs = Number(values['test-sleep-ms'] ?? 50);
+  if (!Number.isInteger(sleepMs) || sleepMs < 0) {
+    process.stderr.write('worker: --test-sleep-ms must be a non-negative integer\n');
+    return 2;
+  }
+  const env: Record<string, string | undefined> = { ...process.env };
+  if (typeof values.concurrency === 'string') env.WORKER_CONCURRENCY = values.concurrency;
+  if (typeof values['topic-prefix'] === 'string') env.POLYVISION_TOPIC_PREFIX = values['topic-prefix'];
+  if (typeof values.schema === 'string') env.DATABASE_SCHEMA = values.schema;
+  let config: ReturnType<typeof loadWorkerConfig>;
+  try {
+    config = loadWorkerConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  const logger = createLogger('worker');
+  const service = await startWorkerService(
+    config,
+    async (connections): Promise<StageHandler[]> => {
+      if (values['test-stage']) {
+        await ensureExecutionsTable(connections.db);
+        return stages.map((stage) => countingStage(stage as Stage, { db: connections.db, sleepMs }));
+      }
+      return Promise.all(stages.map((stage) => loadStageHandler(stage as Stage, { env })));
+    },
+    logger,
+  );
+  process.stdout.write(`${JSON.stringify({ event: 'started', worker: service.runtime.workerId, stages })}\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
+  await service.close();
+  return 0;
+}
