@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { JOB_TOPIC_PARTITIONS, type JobSubmit, jobKey, TOPICS } from '@polyvision/shared';
+import { partitionForKey } from '../bus/index.ts';
+import type { Database } from '../db/index.ts';
+import { enqueueOutbox } from '../orchestrator/outbox/outbox-writer.ts';
+import type { UploadRow } from './upload-rows.ts';
+
+/** The job a panorama upload starts: one per upload, so a retried completion never starts two. */
+export function jobIdForUpload(uploadId: string): string {
+  return `job-${uploadId}`;
+}
+
+/**
+ * Records a finished upload, in ONE transaction:
+ * 1. `uploads.status` `receiving` → `completed` (only the first caller wins);
+ * 2. the `files` catalog row (file id, SE, size, sha256, organization, match, kind);
+ * 3. for a `panorama`, a `job.submit` row in the orchestrator's transactional
+ *    outbox (table `outbox`, migration 0003) for `polyvision.jobs.commands`,
+ *    key `${organization_id}:${match_id}`, partition by Kafka's murmur2.
+ *    The relay of the replica that owns that commands partition publishes it.
+ *
+ * So the catalog row and the message exist together or not at all; a
+ * repeated call (a retried PATCH, a HEAD after a crash) changes nothing.
+ *
+ * @returns true when this call recorded it, false when it was already recorded.
+ */
+export async function recordCompletedUpload(
+  db: Database,
+  row: UploadRow,
+  options: { location: string | null; jobCommandsTopic?: string; partitions?: number },
+): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const updated = await tx.query(
+      `UPDATE uploads SET status = 'completed', offset_bytes = size_bytes, updated_at = now()
+       WHERE upload_id = $1 AND status = 'receiving'`,
+      [row.upload_id],
+    );
+    if (updated.rowCount !== 1) return false;
+    await tx.query(
+      `INSERT INTO files (file_id, organization_id, match_id, kind, filename, size_bytes, sha256, storage_id, object_key, location)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        row.file_id,
+        row.organization_id,
+        row.match_id,
+        row.kind,
+        row.filename,
+        row.size_bytes,
+        row.sha256,
+        row.storage_id,
+        row.file_id,
+        options.location,
+      ],
+    );
+    if (row.kind === 'panorama') {
+      const key = jobKey(row.organization_id, row.match_id);
+      const message: JobSubmit = {
+        type: 'job.submit',
+        message_id: randomUUID(),
+        job_id: jobIdForUpload(row.upload_id),
+        organization_id: row.organization_id,
+        match_id: row.match_id,
+        created_at: new Date().toISOString(),
+        inputs: [
+          {
+            kind: 'panorama',
+            storage_id: row.storage_id,
+            object_key: row.file_id,
+            size_bytes: row.size_bytes,
+            sha256: row.sha256,
+          },
+        ],
+        priority: 'normal',
+        requested_by: 'ingest',
+      };
+      await enqueueOutbox(tx, partitionForKey(key, options.partitions ?? JOB_TOPIC_PARTITIONS), [
+        { topic: options.jobCommandsTopic ?? TOPICS.jobCommands, key, payload: message },
+      ]);
+    }
+    return true;
+  });
+}

@@ -1,0 +1,184 @@
+import {
+  bearerAuth,
+  createHttpAgent,
+  createMetricsRegistry,
+  Elections,
+  errorHandler,
+  type Logger,
+  metricsRoute,
+  notFoundHandler,
+  RedisTtlStore,
+  type RunningServer,
+  runHealthChecks,
+  serve,
+  silentLogger,
+} from '@polyvision/shared';
+import { Hono } from 'hono';
+import { Redis } from 'ioredis';
+import { AdaptiveCapacityMonitor, CapacityCache } from '../capacity/index.ts';
+import { createDatabase, type Database, migrate } from '../db/index.ts';
+import { type EdgeIdentity, verifyEdgeToken } from './edge-tokens.ts';
+import type { IngestSettings } from './options.ts';
+import { RedisLocker } from './redis-locker.ts';
+import { StorageElementClient } from './se-client.ts';
+import { StorageElementDataStore, type UploadOwner } from './se-data-store.ts';
+import { tusRoutes, UPLOADS_PATH } from './tus-routes.ts';
+
+/** A running ingest replica. */
+export interface RunningIngest {
+  url: string;
+  port: number;
+  monitor: AdaptiveCapacityMonitor;
+  store: StorageElementDataStore;
+  db: Database;
+  /** Stops serving, stops the monitor (releasing leadership), closes connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** How long an accepted token is remembered before the database is asked again, in ms (revocation delay). */
+const TOKEN_CACHE_MS = 10_000;
+
+/**
+ * Starts one ingest replica: PostgreSQL (migrations applied), Redis
+ * (election, capacity cache, tus locks), the capacity monitor, the tus
+ * upload API with edge-token auth, health and metrics, and the expiry sweep.
+ */
+export async function startIngest(settings: IngestSettings, logger: Logger = silentLogger): Promise<RunningIngest> {
+  const { env } = settings;
+  const prefix = env.REDIS_KEY_PREFIX;
+  const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: true });
+  const subscriber = redis.duplicate();
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis'));
+  subscriber.on('error', (error) => logger.warn({ err: error }, 'redis subscriber'));
+  await redis.connect();
+  await subscriber.connect();
+  const db = createDatabase({ databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
+  await migrate(db);
+
+  const registry = createMetricsRegistry({ service: 'ingest', labels: { instance_id: settings.instanceId } });
+  const ttlStore = new RedisTtlStore(redis, { keyPrefix: prefix });
+  const elections = new Elections(ttlStore, { logger });
+  const agent = createHttpAgent({ connections: 64 });
+  const monitor = new AdaptiveCapacityMonitor({
+    instanceId: settings.instanceId,
+    storageElements: settings.storageElements,
+    settings: settings.capacity,
+    elections,
+    store: ttlStore,
+    cache: new CapacityCache(redis, prefix),
+    registry,
+    logger,
+    dispatcher: agent,
+  });
+  const client = new StorageElementClient({ timeoutMs: env.INGEST_SE_TIMEOUT_MS, dispatcher: agent });
+  const owners = new Map<string, UploadOwner>();
+  const store = new StorageElementDataStore({
+    db,
+    capacity: monitor,
+    client,
+    storageElements: settings.storageElements,
+    placement: {
+      maxAttempts: env.INGEST_PLACEMENT_MAX_ATTEMPTS,
+      headroomBytes: env.INGEST_HEADROOM_BYTES,
+      preferredLocations: env.INGEST_PREFERRED_LOCATIONS,
+      retryAfterMs: env.INGEST_RETRY_AFTER_SECONDS * 1000,
+    },
+    uploadExpirationMs: env.INGEST_UPLOAD_EXPIRATION_MS,
+    jobCommandsTopic: `${env.POLYVISION_TOPIC_PREFIX}.jobs.commands`,
+    logger,
+    ownerOf: (id) => owners.get(id),
+  });
+  const locker = new RedisLocker({
+    redis,
+    subscriber,
+    keyPrefix: `${prefix}tus:lock:`,
+    leaseMs: env.INGEST_TUS_LOCK_LEASE_MS,
+  });
+
+  const tokenCache = new Map<string, { identity: EdgeIdentity; untilMs: number }>();
+  const app = new Hono<{ Variables: { edge: EdgeIdentity } }>();
+  app.onError(errorHandler({ logger }));
+  app.notFound(notFoundHandler);
+  app.get('/health/live', (c) => c.json({ status: 'ok' }));
+  app.get('/health/ready', async (c) => {
+    const capacity = await monitor.status().catch(() => null);
+    const result = await runHealthChecks({
+      database: () => db.query('SELECT 1'),
+      redis: () => redis.ping(),
+      writable_storage: () => {
+        if (!capacity || (capacity.enabled && capacity.writable_storage_elements === 0)) {
+          throw new Error('no writable storage element is known');
+        }
+      },
+    });
+    return c.json({ ...result, capacity_monitor: capacity }, result.status === 'ok' ? 200 : 503);
+  });
+  app.route('/', metricsRoute(registry));
+  const auth = bearerAuth({
+    realm: 'polyvision-ingest',
+    verify: async (token, c) => {
+      const cached = tokenCache.get(token);
+      let identity = cached && cached.untilMs > Date.now() ? cached.identity : null;
+      if (!identity) {
+        identity = await verifyEdgeToken(db, token);
+        if (identity) tokenCache.set(token, { identity, untilMs: Date.now() + TOKEN_CACHE_MS });
+      }
+      if (identity) c.set('edge', identity);
+      return identity !== null;
+    },
+  });
+  app.use(UPLOADS_PATH, async (c, next) => (c.req.method === 'OPTIONS' ? next() : auth(c, next)));
+  app.use(`${UPLOADS_PATH}/*`, async (c, next) => (c.req.method === 'OPTIONS' ? next() : auth(c, next)));
+  app.route(
+    '/',
+    tusRoutes({
+      db,
+      store,
+      locker,
+      maxUploadBytes: env.INGEST_MAX_UPLOAD_BYTES,
+      maxMetadataBytes: env.INGEST_MAX_METADATA_BYTES,
+      checksumMaxChunkBytes: env.INGEST_CHECKSUM_MAX_CHUNK_BYTES,
+      retryAfterSeconds: env.INGEST_RETRY_AFTER_SECONDS,
+      owners,
+    }),
+  );
+
+  monitor.start();
+  const sweep = setInterval(() => {
+    store
+      .deleteExpired()
+      .then((n) => n > 0 && logger.info({ expired: n }, 'expired uploads released'))
+      .catch((error) => logger.warn({ err: error }, 'expiry sweep failed'));
+  }, env.INGEST_EXPIRY_SWEEP_INTERVAL_MS);
+  sweep.unref();
+
+  let server: RunningServer;
+  try {
+    server = await serve(app, { port: env.INGEST_PORT, host: env.INGEST_HOST });
+  } catch (error) {
+    clearInterval(sweep);
+    await monitor.close();
+    await Promise.allSettled([redis.quit(), subscriber.quit(), db.close(), agent.close()]);
+    throw error;
+  }
+  logger.info({ url: server.url, instance_id: settings.instanceId }, 'ingest listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: server.url,
+    port: server.port,
+    monitor,
+    store,
+    db,
+    close() {
+      closing ??= (async () => {
+        clearInterval(sweep);
+        await server.close();
+        await monitor.close();
+        await elections.close();
+        await Promise.allSettled([redis.quit(), subscriber.quit(), db.close(), agent.close()]);
+      })();
+      return closing;
+    },
+  };
+}
