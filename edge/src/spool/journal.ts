@@ -172,6 +172,12 @@ export class Journal {
     return { row: toRow(row), created: Number(result.changes) > 0 };
   }
 
+  /** The row of a segment identity, if journaled. */
+  find(id: { matchId: string; kind: SegmentKind; source: string; seq: number }): SegmentRow | undefined {
+    const row = this.#byKey.get(id.matchId, id.kind, id.source, id.seq) as RawRow | undefined;
+    return row ? toRow(row) : undefined;
+  }
+
   get(id: number): SegmentRow | undefined {
     const row = this.#byId.get(id) as RawRow | undefined;
     return row ? toRow(row) : undefined;

@@ -155,8 +155,9 @@ export class Spool {
 
   /**
    * Moves a completed file into the spool and journals it (see the module
-   * comment for the order of fsyncs). Idempotent: adding the same identity
-   * again returns the existing row and leaves the file where it was.
+   * comment for the order of fsyncs). Idempotent: adding an identity the
+   * journal already has returns the existing row, keeps the journaled file
+   * and removes `path` (a re-delivered duplicate).
    *
    * @throws ValidationError `spool_bad_identity` for ids that are not safe file-name parts;
    *   PolyvisionError `spool_file_missing` when `path` does not exist.
@@ -178,6 +179,12 @@ export class Spool {
     }
     const fileName = segmentFileName(id);
     const target = join(this.segmentsDir, fileName);
+    const existing = this.journal.find(id);
+    if (existing) {
+      // Already spooled (e.g. re-delivered after a crash): keep the journaled bytes, drop the copy.
+      if (path !== target) await rm(path, { force: true });
+      return existing;
+    }
     if (path !== target) {
       try {
         await fsyncFile(path);

@@ -1,0 +1,202 @@
+/**
+ * Records one match: a `CameraRecorder` per camera, the segments of all
+ * cameras grouped by wall-clock slot (`floor(start epoch s / segment s)`,
+ * see camera-recorder.ts for the alignment policy), each slot stitched into
+ * a panorama segment once every camera delivered it (or after
+ * `stitchWaitMs`, with the cameras that did), and everything handed to the
+ * spool.
+ *
+ * Raw data is never lost: when stitching fails (alarm `stitch_failed`), the
+ * camera segments of that slot go to the spool as `camera` segments even if
+ * camera uploads are off. With camera uploads off and a successful stitch,
+ * the raw camera segments are removed once the panorama is journaled.
+ *
+ * Crash recovery: completed camera segments are re-delivered by their
+ * recorders at start; a panorama already journaled for a slot is kept (the
+ * re-stitched copy is dropped by the spool), so each slot is stored once.
+ */
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Logger, silentLogger } from '@polyvision/shared';
+import type { Alarms } from '../alarms/index.ts';
+import { CameraRecorder, type CameraSegment, type CameraSource, type CameraStatus } from '../capture/index.ts';
+import type { Spool } from '../spool/index.ts';
+import type { Stitcher } from '../stitch/index.ts';
+
+/** Options of {@link MatchRecorder}. */
+export interface MatchRecorderOptions {
+  matchId: string;
+  cameras: ReadonlyArray<{ id: string; source: CameraSource }>;
+  segmentDurationS: number;
+  spool: Spool;
+  alarms: Alarms;
+  /** The stitcher of the venue; null records cameras only. */
+  stitcher: Stitcher | null;
+  /** Camera ids in the stitcher's (venue) order. @defaultValue the order of `cameras` */
+  stitchOrder?: readonly string[];
+  /** Also upload each camera's raw segments. @defaultValue false */
+  uploadCameraSegments?: boolean;
+  /** How long a slot waits for lagging cameras after its first segment, ms. @defaultValue 2 × segment */
+  stitchWaitMs?: number;
+  /** Consulted before a camera (re)starts (disk guard). */
+  canStart?: () => Promise<boolean>;
+  restartBaseDelayMs?: number;
+  restartMaxDelayMs?: number;
+  ffmpegPath?: string;
+  logger?: Logger;
+}
+
+interface Slot {
+  segments: Map<string, CameraSegment>;
+  timer: NodeJS.Timeout | null;
+}
+
+export class MatchRecorder {
+  readonly #o: MatchRecorderOptions;
+  readonly #logger: Logger;
+  readonly #recorders: CameraRecorder[];
+  readonly #slots = new Map<number, Slot>();
+  readonly #incoming: string;
+  #queue: Promise<void> = Promise.resolve();
+  #stitched = 0;
+  #stitchFailures = 0;
+
+  constructor(options: MatchRecorderOptions) {
+    this.#o = options;
+    this.#logger = (options.logger ?? silentLogger).child({ match_id: options.matchId });
+    this.#incoming = join(options.spool.dir, 'incoming', options.matchId);
+    this.#recorders = options.cameras.map(
+      (camera) =>
+        new CameraRecorder({
+          cameraId: camera.id,
+          source: camera.source,
+          dir: join(this.#incoming, camera.id),
+          segmentDurationS: options.segmentDurationS,
+          alarms: options.alarms,
+          onSegment: (segment) => this.#onSegment(segment),
+          canStart: options.canStart,
+          restartBaseDelayMs: options.restartBaseDelayMs,
+          restartMaxDelayMs: options.restartMaxDelayMs,
+          ffmpegPath: options.ffmpegPath,
+          logger: this.#logger,
+        }),
+    );
+  }
+
+  /** Per-camera status. */
+  cameras(): CameraStatus[] {
+    return this.#recorders.map((r) => r.status());
+  }
+
+  /** Panorama segments stitched, and stitch failures, since start. */
+  counters(): { stitched: number; stitchFailures: number; pendingSlots: number } {
+    return { stitched: this.#stitched, stitchFailures: this.#stitchFailures, pendingSlots: this.#slots.size };
+  }
+
+  /**
+   * Records until `signal` aborts, then waits for the cameras to close their
+   * open segments and for every pending slot to be stitched and spooled.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    await mkdir(join(this.#incoming, 'panorama'), { recursive: true });
+    await this.#recoverPanoramas();
+    await Promise.all(this.#recorders.map((r) => r.run(signal)));
+    for (const slot of [...this.#slots.keys()]) this.#flush(slot);
+    await this.#queue;
+  }
+
+  async #recoverPanoramas(): Promise<void> {
+    const dir = join(this.#incoming, 'panorama');
+    for (const name of await readdir(dir)) {
+      const m = /^(\d+)\.mp4$/.exec(name);
+      if (m) {
+        await this.#o.spool.add(join(dir, name), {
+          matchId: this.#o.matchId,
+          kind: 'panorama',
+          source: 'panorama',
+          seq: Number(m[1]),
+        });
+      } else {
+        await rm(join(dir, name), { force: true });
+      }
+    }
+  }
+
+  async #onSegment(segment: CameraSegment): Promise<void> {
+    if (!this.#o.stitcher) {
+      await this.#spoolCamera(segment);
+      return;
+    }
+    const slotId = Math.floor(segment.startEpochS / this.#o.segmentDurationS);
+    let slot = this.#slots.get(slotId);
+    if (!slot) {
+      slot = { segments: new Map(), timer: null };
+      this.#slots.set(slotId, slot);
+      slot.timer = setTimeout(() => this.#flush(slotId), this.#o.stitchWaitMs ?? 2_000 * this.#o.segmentDurationS);
+    }
+    const previous = slot.segments.get(segment.cameraId);
+    if (previous) {
+      // Two segments of one camera in one slot (a restart inside the slot): keep both, stitch the longer.
+      const [keep, extra] = previous.durationS >= segment.durationS ? [previous, segment] : [segment, previous];
+      slot.segments.set(segment.cameraId, keep);
+      await this.#spoolCamera(extra);
+    } else {
+      slot.segments.set(segment.cameraId, segment);
+    }
+    if (slot.segments.size === this.#recorders.length) this.#flush(slotId);
+  }
+
+  #flush(slotId: number): void {
+    const slot = this.#slots.get(slotId);
+    if (!slot) return;
+    this.#slots.delete(slotId);
+    if (slot.timer) clearTimeout(slot.timer);
+    this.#queue = this.#queue.then(() => this.#stitchSlot(slotId, slot)).catch(() => {});
+  }
+
+  async #stitchSlot(slotId: number, slot: Slot): Promise<void> {
+    const stitcher = this.#o.stitcher as Stitcher;
+    const order = this.#o.stitchOrder ?? this.#o.cameras.map((c) => c.id);
+    const inputs = order.map((id) => {
+      const s = slot.segments.get(id);
+      return s ? { cameraId: id, path: s.path } : null;
+    });
+    const out = join(this.#incoming, 'panorama', `${slotId}.mp4`);
+    let stitched = false;
+    try {
+      const existing = this.#o.spool.journal.find({
+        matchId: this.#o.matchId,
+        kind: 'panorama',
+        source: 'panorama',
+        seq: slotId,
+      });
+      if (!existing) {
+        await stitcher.stitch(inputs, out);
+        await this.#o.spool.add(out, { matchId: this.#o.matchId, kind: 'panorama', source: 'panorama', seq: slotId });
+      }
+      stitched = true;
+      this.#stitched++;
+      this.#o.alarms.clear('stitch_failed');
+    } catch (error) {
+      this.#stitchFailures++;
+      this.#o.alarms.raise(
+        'stitch_failed',
+        `slot-${slotId}`,
+        `stitching slot ${slotId} of ${this.#o.matchId} failed (the camera segments are kept): ${(error as Error).message}`,
+      );
+    }
+    for (const segment of slot.segments.values()) {
+      if (!stitched || this.#o.uploadCameraSegments) await this.#spoolCamera(segment);
+      else await rm(segment.path, { force: true });
+    }
+  }
+
+  async #spoolCamera(segment: CameraSegment): Promise<void> {
+    await this.#o.spool.add(segment.path, {
+      matchId: this.#o.matchId,
+      kind: 'camera',
+      source: segment.cameraId,
+      seq: segment.startEpochS,
+    });
+  }
+}

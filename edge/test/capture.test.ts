@@ -1,0 +1,121 @@
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ffprobe } from '@polyvision/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/support/index.ts';
+import { Alarms } from '../src/alarms/index.ts';
+import { MatchRecorder } from '../src/recording/index.ts';
+import { Spool } from '../src/spool/index.ts';
+import { createStitcher, type Stitcher } from '../src/stitch/index.ts';
+import { makeClip, type TestClip } from './support/clip.ts';
+
+let clip: TestClip;
+let work: string;
+let stitcher: Stitcher;
+
+beforeAll(async () => {
+  clip = await makeClip();
+  work = await mkdtemp(join(tmpdir(), 'edge-capture-'));
+  stitcher = await createStitcher(clip.venue, { workDir: join(work, 'maps'), encoder: 'libx264' });
+});
+afterAll(async () => {
+  await clip?.remove();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+/** A TCP port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+describe('recording', () => {
+  it('records three synthetic cameras into stitched panorama segments in the spool', async () => {
+    const alarms = new Alarms();
+    const spool = await Spool.open({ dir: join(work, 'spool-1'), alarms, minFreeBytes: 0 });
+    const recorder = new MatchRecorder({
+      matchId: 'match-1',
+      cameras: clip.venue.cameras.map((c) => ({ id: c.id, source: { kind: 'synthetic', clip_dir: clip.dir } })),
+      segmentDurationS: 1,
+      spool,
+      alarms,
+      stitcher,
+    });
+    const controller = new AbortController();
+    const running = recorder.run(controller.signal);
+    await waitFor(() => spool.journal.all().filter((r) => r.kind === 'panorama').length >= 2, {
+      timeoutMs: 20_000,
+      message: 'two panorama segments',
+    });
+    controller.abort();
+    await running;
+    const rows = spool.journal.all();
+    const panoramas = rows.filter((r) => r.kind === 'panorama');
+    expect(panoramas.length).toBeGreaterThanOrEqual(2);
+    // Camera uploads are off: raw segments were removed after stitching, none journaled.
+    expect(rows.filter((r) => r.kind === 'camera')).toEqual([]);
+    for (const row of panoramas) {
+      const probe = await ffprobe(spool.pathOf(row));
+      const video = probe.streams.find((s) => s.codec_type === 'video');
+      expect(video?.width).toBe(clip.venue.panorama.width_px);
+      expect(video?.nb_read_packets ?? video?.nb_frames ?? 0).toBeGreaterThan(5);
+    }
+    // Slots are consecutive wall-clock seconds.
+    const seqs = panoramas.map((r) => r.seq).sort();
+    expect((seqs.at(-1) as number) - (seqs[0] as number)).toBe(seqs.length - 1);
+    expect(alarms.list()).toEqual([]);
+    expect(recorder.cameras().every((c) => c.state === 'stopped')).toBe(true);
+    spool.close();
+  });
+
+  it('keeps recording the other cameras when one never connects and one is not a video, with alarms', async () => {
+    const alarms = new Alarms();
+    const spool = await Spool.open({ dir: join(work, 'spool-2'), alarms, minFreeBytes: 0 });
+    const junk = join(work, 'junk.mp4');
+    await writeFile(junk, 'not a video at all\n'.repeat(50));
+    const recorder = new MatchRecorder({
+      matchId: 'match-2',
+      cameras: [
+        { id: 'camera-0', source: { kind: 'synthetic', clip_dir: clip.dir } },
+        {
+          id: 'camera-1',
+          source: { kind: 'rtsp', url: `rtsp://127.0.0.1:${await closedPort()}/live`, timeout_ms: 500 },
+        },
+        { id: 'camera-2', source: { kind: 'file', path: junk, loop: true } },
+      ],
+      segmentDurationS: 1,
+      spool,
+      alarms,
+      stitcher,
+      stitchWaitMs: 500,
+      restartBaseDelayMs: 200,
+      restartMaxDelayMs: 500,
+    });
+    const controller = new AbortController();
+    const running = recorder.run(controller.signal);
+    await waitFor(
+      () =>
+        alarms.has('camera_down', 'camera-1') &&
+        alarms.has('camera_down', 'camera-2') &&
+        spool.journal.all().filter((r) => r.kind === 'panorama').length >= 2,
+      { timeoutMs: 20_000, message: 'alarms for the bad cameras and panoramas from the good one' },
+    );
+    controller.abort();
+    await running;
+    const cams = recorder.cameras();
+    expect(cams.find((c) => c.cameraId === 'camera-1')?.restarts).toBeGreaterThan(0);
+    expect(cams.find((c) => c.cameraId === 'camera-0')?.segments).toBeGreaterThanOrEqual(2);
+    const down = alarms.list().find((a) => a.subject === 'camera-2');
+    expect(down?.message).toMatch(/Invalid data|invalid|moov/i);
+    expect(alarms.has('camera_down', 'camera-0')).toBe(false);
+    // Nothing left behind in the incoming folders but lists.
+    const left = await readdir(join(spool.dir, 'incoming', 'match-2', 'camera-0'));
+    expect(left.filter((n) => n.endsWith('.mp4'))).toEqual([]);
+    spool.close();
+  });
+});
