@@ -80,8 +80,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   const controller = new AbortController();
   const onSignal = () => controller.abort(new Error('interrupted'));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const quiet = values.quiet ?? false;
   let lastPrint = 0;
   try {

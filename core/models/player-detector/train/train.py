@@ -1,0 +1,185 @@
+"""Trains the player detector (model.py) on a dataset made by dataset.py.
+
+Each step takes a batch of random crops (most centred near an object, rarer
+classes favoured), flips and brightness jitter, builds anchor-free targets
+(FCOS-style centre sampling on the stride-8 grid) and minimises
+    focal loss (Lin et al. 2017, alpha 0.25, gamma 2) on the class scores
+  + 2 x L1 on (dx, dy, log w/8, log h/8) of the positive cells,
+both normalised by the number of positive cells, with Adam and a cosine
+learning-rate schedule. Deterministic for a seed (numpy + JAX on CPU).
+
+Usage:
+    python train.py --data data/train --out work/params.npz --steps 1500
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from model import NUM_CLASSES, STRIDE, forward, init_params
+
+# Sampling weight of a crop centred on an object of each class (player, goalkeeper, referee, ball).
+CLASS_SAMPLING = np.array([1.0, 4.0, 4.0, 6.0])
+MIN_VISIBILITY = 0.25
+
+
+def build_targets(boxes: np.ndarray, crop: int):
+    """boxes [K, 6]: class, x1, y1, x2, y2, visibility in crop pixels (unclipped).
+
+    Returns cls [g, g, C], box [g, g, 4], pos [g, g], valid [g, g] with g = crop / 8.
+    A cell is positive for a box when its centre lies within max(4 px, 0.25 w)
+    horizontally and max(4 px, 0.3 h) vertically of the box centre (the cell
+    holding the centre always is); smaller boxes win ties. Cells inside boxes
+    that are mostly hidden or cut by the crop are ignored (valid = 0).
+    """
+    g = crop // STRIDE
+    cls = np.zeros((g, g, NUM_CLASSES), np.float32)
+    tgt = np.zeros((g, g, 4), np.float32)
+    pos = np.zeros((g, g), np.float32)
+    valid = np.ones((g, g), np.float32)
+    centres = (np.arange(g) + 0.5) * STRIDE
+    order = np.argsort(-(boxes[:, 3] - boxes[:, 1]) * (boxes[:, 4] - boxes[:, 2])) if len(boxes) else []
+    for k in order:
+        c, x1, y1, x2, y2, vis = boxes[k]
+        cx1, cy1, cx2, cy2 = max(x1, 0), max(y1, 0), min(x2, crop), min(y2, crop)
+        if cx2 - cx1 < 1 or cy2 - cy1 < 1:
+            continue
+        full = (x2 - x1) * (y2 - y1)
+        inside = (cx2 - cx1) * (cy2 - cy1) / max(full, 1e-6)
+        cols = (centres >= cx1) & (centres <= cx2)
+        rows = (centres >= cy1) & (centres <= cy2)
+        if vis < MIN_VISIBILITY or inside < 0.6:
+            valid[np.ix_(rows, cols)] = 0
+            continue
+        bx, by, w, h = (x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1
+        sel_c = np.abs(centres - bx) <= max(4.0, 0.25 * w)
+        sel_r = np.abs(centres - by) <= max(4.0, 0.3 * h)
+        jc, ic = int(bx // STRIDE), int(by // STRIDE)
+        if 0 <= jc < g:
+            sel_c[jc] = True
+        if 0 <= ic < g:
+            sel_r[ic] = True
+        ii, jj = np.nonzero(np.outer(sel_r, sel_c))
+        keep = (ii < g) & (jj < g)
+        ii, jj = ii[keep], jj[keep]
+        cls[ii, jj] = 0
+        cls[ii, jj, int(c)] = 1
+        tgt[ii, jj, 0] = bx / STRIDE - (jj + 0.5)
+        tgt[ii, jj, 1] = by / STRIDE - (ii + 0.5)
+        tgt[ii, jj, 2] = np.log(max(w, 1.0) / STRIDE)
+        tgt[ii, jj, 3] = np.log(max(h, 1.0) / STRIDE)
+        pos[ii, jj] = 1
+        valid[ii, jj] = 1
+    return cls, tgt, pos, valid
+
+
+class Sampler:
+    def __init__(self, data: Path, crop: int, seed: int):
+        self.images = np.load(data / "images.npy", mmap_mode="r")
+        labels = np.load(data / "labels.npy")
+        self.crop = crop
+        self.rng = np.random.default_rng(seed)
+        self.by_frame = [labels[labels[:, 0] == f, 1:] for f in range(len(self.images))]
+        self.labels = labels
+        weights = CLASS_SAMPLING[labels[:, 1].astype(int)] * (labels[:, 6] >= MIN_VISIBILITY)
+        self.object_p = weights / weights.sum()
+
+    def batch(self, size: int):
+        n, height, width, _ = self.images.shape
+        c = self.crop
+        xs, cls, tgt, pos, valid = [], [], [], [], []
+        for _ in range(size):
+            if self.rng.random() < 0.8:
+                obj = self.labels[self.rng.choice(len(self.labels), p=self.object_p)]
+                f = int(obj[0])
+                cx = (obj[2] + obj[4]) / 2 + self.rng.uniform(-c / 3, c / 3)
+                cy = (obj[3] + obj[5]) / 2 + self.rng.uniform(-c / 3, c / 3)
+                x0 = int(np.clip(cx - c / 2, 0, width - c))
+                y0 = int(np.clip(cy - c / 2, 0, height - c))
+            else:
+                f = int(self.rng.integers(n))
+                x0 = int(self.rng.integers(width - c + 1))
+                y0 = int(self.rng.integers(height - c + 1))
+            img = np.asarray(self.images[f, y0 : y0 + c, x0 : x0 + c], np.float32) / 255.0
+            boxes = self.by_frame[f][:, [0, 1, 2, 3, 4, 5]].copy()
+            boxes[:, [1, 3]] -= x0
+            boxes[:, [2, 4]] -= y0
+            if self.rng.random() < 0.5:
+                img = img[:, ::-1]
+                boxes[:, [1, 3]] = c - boxes[:, [3, 1]]
+            img = img * self.rng.uniform(0.8, 1.2) * self.rng.uniform(0.95, 1.05, size=3)
+            img = np.clip(img + self.rng.uniform(-0.05, 0.05), 0, 1)
+            t = build_targets(boxes, c)
+            xs.append(img)
+            cls.append(t[0])
+            tgt.append(t[1])
+            pos.append(t[2])
+            valid.append(t[3])
+        return tuple(np.stack(a).astype(np.float32) for a in (xs, cls, tgt, pos, valid))
+
+
+def loss_fn(params, x, cls, tgt, pos, valid):
+    raw = forward(params, x)
+    logits = raw[..., 4:]
+    p = jax.nn.sigmoid(logits)
+    ce = optax.sigmoid_binary_cross_entropy(logits, cls)
+    pt = p * cls + (1 - p) * (1 - cls)
+    alpha = 0.25 * cls + 0.75 * (1 - cls)
+    focal = (alpha * (1 - pt) ** 2 * ce).sum(-1) * valid
+    npos = jnp.maximum(pos.sum(), 1.0)
+    box = (jnp.abs(raw[..., :4] - tgt).sum(-1) * pos).sum()
+    return (focal.sum() + 2.0 * box) / npos
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", required=True, type=Path)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--steps", type=int, default=1500)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--crop", type=int, default=192)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-minutes", type=float, default=0, help="stop early (and save) after this long; 0 = no limit")
+    args = ap.parse_args()
+    sampler = Sampler(args.data, args.crop, args.seed)
+    params = {k: jnp.asarray(v) for k, v in init_params(args.seed).items()}
+    schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, min(100, args.steps // 10), args.steps, args.lr * 0.02)
+    opt = optax.chain(optax.clip_by_global_norm(10.0), optax.adam(schedule))
+    state = opt.init(params)
+
+    @jax.jit
+    def step(params, state, batch):
+        loss, grads = jax.value_and_grad(loss_fn)(params, *batch)
+        updates, state = opt.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, loss
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    running = None
+    done = 0
+    for i in range(args.steps):
+        batch = sampler.batch(args.batch)
+        params, state, loss = step(params, state, batch)
+        loss = float(loss)
+        running = loss if running is None else 0.95 * running + 0.05 * loss
+        done = i + 1
+        if done % 25 == 0 or done == 1:
+            print(f"step {done}/{args.steps} loss {running:.4f} elapsed {time.time() - started:.0f}s", flush=True)
+        if done % 250 == 0:
+            np.savez(args.out, **{k: np.asarray(v) for k, v in params.items()})
+        if args.max_minutes and time.time() - started > args.max_minutes * 60:
+            print(f"stopping after {done} steps: --max-minutes reached", flush=True)
+            break
+    np.savez(args.out, **{k: np.asarray(v) for k, v in params.items()}, steps_done=np.array(done))
+    print(f"saved {args.out} after {done} steps in {time.time() - started:.0f}s")
+
+
+if __name__ == "__main__":
+    main()
