@@ -129,12 +129,18 @@ async function ensureJars(options: Readonly<ServicesOptions>): Promise<void> {
   );
 }
 
-/** JVM flags: a small heap (tests, not production), and no surprise pauses. */
+/**
+ * JVM flags for a test broker on a small (2-core) host: a 512 MiB heap, the
+ * serial collector (no GC threads competing with the tests) and the C1 JIT
+ * only, which spends less CPU while starting. Start to "Kafka Server started",
+ * 3 alternating runs on the loaded build host: 4.4/3.9/4.3 s with these flags
+ * against 5.2/7.2/4.6 s with G1 and the full JIT. Not production settings.
+ */
 const JVM_FLAGS = [
   '-Xms512m',
   '-Xmx512m',
-  '-XX:+UseG1GC',
-  '-XX:MaxGCPauseMillis=20',
+  '-XX:+UseSerialGC',
+  '-XX:TieredStopAtLevel=1',
   '-XX:+ExitOnOutOfMemoryError',
   '-Djava.awt.headless=true',
 ];
