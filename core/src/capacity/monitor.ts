@@ -91,6 +91,7 @@ export class AdaptiveCapacityMonitor {
   readonly #states = new Map<string, PollState>();
   readonly #dueAtMs = new Map<string, number>();
   #leadership: Leadership | undefined;
+  #lost: AbortController | undefined;
   #leader: { id: string; term: number } | null = null;
   #running: Promise<void> | undefined;
   #wake: () => void = () => undefined;
@@ -107,7 +108,7 @@ export class AdaptiveCapacityMonitor {
 
   /** Whether this replica leads now. */
   get isLeader(): boolean {
-    return this.#leadership !== undefined && !this.#leadership.signal.aborted;
+    return this.#leadership !== undefined && !this.#leadership.signal.aborted && !this.#lost?.signal.aborted;
   }
 
   /** The term of the current leadership, if leading. */
@@ -242,19 +243,23 @@ export class AdaptiveCapacityMonitor {
     this.#metrics.leaderState.set({ instance_id: instanceId }, 1);
     this.#metrics.leaderTransitions.inc({ instance_id: instanceId, transition_type: 'acquired' });
     this.#logger.info({ term: leadership.term }, 'capacity monitor: leader');
-    const stop = AbortSignal.any([leadership.signal, this.#closing.signal]);
+    const lost = new AbortController();
+    this.#lost = lost;
+    const stop = AbortSignal.any([leadership.signal, this.#closing.signal, lost.signal]);
     const onStop = () => this.#wake();
     stop.addEventListener('abort', onStop, { once: true });
-    const renewals = this.#watchRenewals(leadership, stop);
+    const watch = this.#watchLeadership(leadership, stop, lost);
     try {
       await this.#pollLoop(leadership.term, stop);
     } finally {
       stop.removeEventListener('abort', onStop);
-      await renewals;
+      await watch;
       this.#metrics.leaderState.set({ instance_id: instanceId }, 0);
-      if (this.#closing.signal.aborted) {
-        await leadership.release().catch(() => undefined);
-      } else {
+      if (this.#closing.signal.aborted || lost.signal.aborted) {
+        // Best effort (compare-and-delete: only if the record is still ours).
+        await withTimeout(leadership.release(), this.#settings.leaderTtlMs).catch(() => undefined);
+      }
+      if (!this.#closing.signal.aborted) {
         this.#metrics.leaderTransitions.inc({ instance_id: instanceId, transition_type: 'lost' });
         this.#logger.warn(
           { term: leadership.term, reason: String(leadership.signal.reason) },
@@ -267,18 +272,38 @@ export class AdaptiveCapacityMonitor {
     }
   }
 
-  /** Counts `renewed` transitions: every renewal interval, checks the record still names this leader. */
-  async #watchRenewals(leadership: Leadership, stop: AbortSignal): Promise<void> {
-    let lastTtlMs = Number.POSITIVE_INFINITY;
+  /**
+   * Watches the leader record every min(renewal interval, lease/6): counts
+   * `renewed` transitions (the record's TTL went up since the last look) and
+   * is a second safety net: when the record has not been confirmed as ours
+   * for 3/4 of the lease (Redis unreachable, record taken), polling stops at
+   * once (`lost`), before the record can expire and a successor start.
+   */
+  async #watchLeadership(leadership: Leadership, stop: AbortSignal, lost: AbortController): Promise<void> {
+    const lease = this.#settings.leaderTtlMs;
+    const periodMs = Math.max(10, Math.min(this.#settings.leaderRenewalIntervalMs, Math.floor(lease / 6)));
+    let confirmedAt = Date.now();
+    let last: { ttlMs: number; atMs: number } | undefined;
     while (!stop.aborted) {
-      await abortableSleep(this.#settings.leaderRenewalIntervalMs, stop).catch(() => undefined);
+      await abortableSleep(periodMs, stop).catch(() => undefined);
       if (stop.aborted) return;
+      const sentAt = Date.now();
       const record = await this.#o.store.get(this.#leaderKey).catch(() => null);
-      if (record?.value === this.#o.instanceId && record.term === leadership.term && record.ttlMs > lastTtlMs) {
-        this.#metrics.leaderTransitions.inc({ instance_id: this.#o.instanceId, transition_type: 'renewed' });
+      if (record?.value === this.#o.instanceId && record.term === leadership.term) {
+        if (last && record.ttlMs > last.ttlMs - (sentAt - last.atMs) + 20) {
+          this.#metrics.leaderTransitions.inc({ instance_id: this.#o.instanceId, transition_type: 'renewed' });
+        }
+        last = { ttlMs: record.ttlMs, atMs: sentAt };
+        confirmedAt = sentAt - (lease - record.ttlMs);
+      } else if (record) {
+        this.#leader = { id: record.value, term: record.term };
+        lost.abort(new Error('the leader record names another instance'));
+        return;
       }
-      lastTtlMs = record?.ttlMs ?? Number.POSITIVE_INFINITY;
-      if (record) this.#leader = { id: record.value, term: record.term };
+      if (Date.now() - confirmedAt > lease * 0.75) {
+        lost.abort(new Error('leadership not confirmed within 3/4 of the lease'));
+        return;
+      }
     }
   }
 
@@ -475,6 +500,17 @@ function blindEntry(se: StorageElementConfig): Omit<StorageCandidate, 'reachable
     term: 0,
     full_marked_at: null,
   };
+}
+
+/** Rejects when `promise` has not settled within `ms`. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** Runs `fn` over `items`, at most `limit` at a time. */
