@@ -76,6 +76,19 @@ describe('services lifecycle', () => {
     }
   });
 
+  it('moves our PostgreSQL cluster when its port changes', async () => {
+    const oldPort = options.postgresPort as number;
+    options = { ...options, postgresPort: await freePort() };
+    const moved = await servicesUp(options);
+    expect(moved.outcomes).toEqual({ redis: 'running', postgres: 'started', kafka: 'running' });
+    expect(
+      progress.some((line) => line.includes(`our cluster runs on port ${oldPort}, not ${options.postgresPort}`)),
+    ).toBe(true);
+    const postgres = (await servicesStatus(options)).find((s) => s.name === 'postgres');
+    expect(postgres?.answering).toBe(true);
+    expect(postgres?.pid).not.toBeNull();
+  });
+
   it('down kills a leftover whose pid file is gone, and then nothing answers', async () => {
     const pidFile = path.join(options.workDir as string, 'kafka', 'kafka.pid');
     const kafkaPid = Number((await readFile(pidFile, 'utf8')).trim());

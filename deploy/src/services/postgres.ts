@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { access, appendFile, chown, mkdir, readdir, rm } from 'node:fs/promises';
+import { access, appendFile, chown, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { PolyvisionError } from '@polyvision/shared';
 import pg from 'pg';
@@ -156,6 +156,18 @@ async function spec(options: Readonly<ServicesOptions>): Promise<ManagedSpec> {
   };
 }
 
+/**
+ * Our cluster's postmaster when it is alive: pid and port from
+ * `postmaster.pid` (line 1 the pid, line 4 the port; PostgreSQL's
+ * src/include/utils/pidfile.h).
+ */
+async function runningCluster(pidFile: string): Promise<{ pid: number; port: number } | null> {
+  const pid = await readPidFile(pidFile);
+  if (pid === null || !(await isAlive(pid))) return null;
+  const lines = (await readFile(pidFile, 'utf8').catch(() => '')).split('\n');
+  return { pid, port: Number(lines[3]?.trim()) };
+}
+
 /** Creates the `polyvision` database when it does not exist. */
 async function ensureDatabase(options: Readonly<ServicesOptions>): Promise<void> {
   const client = new pg.Client({ connectionString: url(options, 'postgres'), connectionTimeoutMillis: 5_000 });
@@ -188,19 +200,27 @@ export const postgresService: LocalService = {
     await aptInstall(['postgresql'], options.onProgress);
   },
   async up(options) {
-    const outcome = await upManaged(await spec(options));
+    const managed = await spec(options);
+    const running = await runningCluster(managed.pidFile);
+    if (running && running.port !== options.postgresPort) {
+      options.onProgress(
+        `PostgreSQL: our cluster runs on port ${running.port}, not ${options.postgresPort}; restarting it`,
+      );
+      await stopManaged(managed);
+    }
+    const outcome = await upManaged(managed);
     await ensureDatabase(options);
     return outcome;
   },
   async status(options, timeoutMs) {
     const root = await clusterRoot(options);
-    const pid = await readPidFile(path.join(root, 'data', 'postmaster.pid'));
+    const running = await runningCluster(path.join(root, 'data', 'postmaster.pid'));
     const trip = await pingPostgres(url(options), timeoutMs);
     return {
       name: 'postgres',
       envVar: 'DATABASE_URL',
       url: url(options),
-      pid: pid && (await isAlive(pid)) ? pid : null,
+      pid: running?.port === options.postgresPort ? running.pid : null,
       ...trip,
     };
   },
