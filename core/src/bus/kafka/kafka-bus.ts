@@ -93,13 +93,31 @@ export class KafkaBus implements MessageBus {
 
   async ensureTopics(specs: TopicSpec[]): Promise<void> {
     const admin = await this.#adminClient();
-    const existing = new Set(await admin.listTopics());
-    const missing = specs.filter((spec) => !existing.has(spec.topic));
-    if (missing.length === 0) return;
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((spec) => ({ topic: spec.topic, numPartitions: spec.partitions, replicationFactor: -1 })),
-    });
+    for (let attempt = 1; ; attempt++) {
+      const existing = new Set(await admin.listTopics());
+      const missing = specs.filter((spec) => !existing.has(spec.topic));
+      try {
+        if (missing.length > 0) {
+          await admin.createTopics({
+            waitForLeaders: true,
+            topics: missing.map((spec) => ({
+              topic: spec.topic,
+              numPartitions: spec.partitions,
+              replicationFactor: -1,
+            })),
+          });
+        }
+        // Leaders known for every partition: producers and consumers can use the topics now.
+        const metadata = await admin.fetchTopicMetadata({ topics: specs.map((spec) => spec.topic) });
+        const ready = metadata.topics.every((topic) => topic.partitions.every((p) => p.leader >= 0));
+        if (ready) return;
+      } catch (error) {
+        // A concurrent creator won (TOPIC_ALREADY_EXISTS), or leaders are still being elected.
+        if (attempt >= 20) throw error;
+      }
+      if (attempt >= 20) throw new PolyvisionError('bus_topics_not_ready', 'topics have no partition leaders yet');
+      await sleep(Math.min(1_000, 50 * attempt));
+    }
   }
 
   async deleteTopics(topics: string[]): Promise<void> {

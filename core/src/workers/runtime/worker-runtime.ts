@@ -193,6 +193,7 @@ export class WorkerRuntime {
       Math.max(50, Math.floor(leaseMs / 3)),
     );
     const progress = this.#progressReporter(task);
+    let outcome: { result: StageResult } | { error: MessageError };
     try {
       const result = await handler.run({
         task,
@@ -200,31 +201,55 @@ export class WorkerRuntime {
         reportProgress: progress,
         logger: this.#logger.child({ job: task.job_id, stage: task.stage, attempt: task.attempt }),
       });
-      clearInterval(renew);
-      await this.#options.claims.complete(task, this.workerId, result);
-      await this.#sendCompleted(task, result, Date.now() - startedAt);
+      outcome = { result };
     } catch (error) {
-      clearInterval(renew);
       if (controller.signal.aborted) {
+        clearInterval(renew);
+        this.#running.delete(task.message_id);
         await this.#options.claims.release(task, this.workerId).catch(() => {});
         if (this.#closing) throw controller.signal.reason; // not committed: another worker takes it
         return; // cancelled job: nothing to report
       }
       const failure = coerceError(error, 'stage_error');
-      const messageError: MessageError = {
-        code: failure.code,
-        message: failure.message.slice(0, 4000),
-        retriable: error instanceof PolyvisionError ? error.retriable : true,
+      outcome = {
+        error: {
+          code: failure.code,
+          message: failure.message.slice(0, 4000),
+          retriable: error instanceof PolyvisionError ? error.retriable : true,
+        },
       };
-      await this.#options.claims.fail(task, this.workerId, messageError);
-      await this.#send({
-        ...this.#envelope(task, 'stage.failed'),
-        type: 'stage.failed',
-        error: messageError,
-      });
     } finally {
       clearInterval(renew);
       this.#running.delete(task.message_id);
+    }
+    // The run is over: record and report it, retrying bookkeeping (database or
+    // broker briefly down) rather than running the stage again.
+    const durationMs = Date.now() - startedAt;
+    if ('result' in outcome) {
+      const { result } = outcome;
+      await this.#persistently(() => this.#options.claims.complete(task, this.workerId, result));
+      await this.#persistently(() => this.#sendCompleted(task, result, durationMs));
+    } else {
+      const { error } = outcome;
+      await this.#persistently(() => this.#options.claims.fail(task, this.workerId, error));
+      await this.#persistently(() =>
+        this.#send({ ...this.#envelope(task, 'stage.failed'), type: 'stage.failed', error }),
+      );
+    }
+  }
+
+  /** Repeats `step` with capped backoff until it succeeds or the worker closes (then throws). */
+  async #persistently(step: () => Promise<unknown>): Promise<void> {
+    for (let failures = 0; ; failures++) {
+      try {
+        await step();
+        return;
+      } catch (error) {
+        if (this.#closing) throw error;
+        if (failures === 0 || failures % 10 === 0)
+          this.#logger.warn({ err: error, failures }, 'bookkeeping failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** Math.min(failures, 5))));
+      }
     }
   }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Stage } from '@polyvision/shared';
 import { waitFor } from '../../../../test/support/index.ts';
-import type { MessageBus } from '../../../src/bus/message-bus.ts';
+import type { BusConsumer, BusRecord, MessageBus } from '../../../src/bus/message-bus.ts';
 import { polyvisionTopicSpecs } from '../../../src/bus/topics.ts';
 import type { Database } from '../../../src/db/database.ts';
 import { migrate } from '../../../src/db/migrate.ts';
@@ -48,6 +48,7 @@ export class Harness {
   readonly bus: MessageBus;
   readonly db: Database;
   readonly #producer;
+  readonly #collectors: BusConsumer[] = [];
   readonly client: JobCommandClient;
 
   constructor(bus: MessageBus, db: Database) {
@@ -123,6 +124,25 @@ export class Harness {
     );
   }
 
+  /** Every record of `topic` from the beginning, as they arrive (own consumer group). */
+  async collect(topic: string): Promise<BusRecord[]> {
+    const records: BusRecord[] = [];
+    const consumer = this.bus.createConsumer({
+      groupId: `${this.prefix}-collector-${randomBytes(4).toString('hex')}`,
+      topics: [topic],
+      fromBeginning: true,
+      sessionTimeoutMs: 6_000,
+      heartbeatIntervalMs: 500,
+    });
+    this.#collectors.push(consumer);
+    await consumer.run({
+      eachMessage: async (record) => {
+        records.push(record);
+      },
+    });
+    return records;
+  }
+
   executions(ids?: string[]) {
     return countExecutions(this.db, ids);
   }
@@ -130,7 +150,9 @@ export class Harness {
   async close(): Promise<void> {
     await Promise.allSettled(this.workers.map((w) => w.close()));
     await Promise.allSettled(this.orchestrators.map((o) => o.close()));
+    await Promise.allSettled(this.#collectors.map((c) => c.close()));
     await this.#producer.close();
     await this.bus.deleteTopics(polyvisionTopicSpecs(this.prefix).map((s) => s.topic)).catch(() => {});
+    await this.bus.close();
   }
 }
