@@ -164,6 +164,12 @@ interface ArmResult {
   medianMs: number;
   p99Ms: number;
   maxMs: number;
+  /**
+   * What the design predicts, in ms: crash = the record's remaining TTL (2/3
+   * to 1 lease, as renewals reset it every lease/3) plus up to one retry
+   * interval; graceful = up to one retry interval plus round trips.
+   */
+  expectedRangeMs: [number, number];
   /** A second contender reported leadership while a live leader had not reported an end. */
   overlaps: number;
   /** Leaderships lost by a contender that was not killed. */
@@ -176,6 +182,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 const round = (ms: number): number => Math.round(ms * 10) / 10;
+const ratio = (ms: number, anchorMs: number): number => Math.round((ms / anchorMs) * 1000) / 1000;
 
 /** Kill the leader `repetitions` times with `signal`; time until the next leader. */
 async function failoverArm(
@@ -228,6 +235,10 @@ async function failoverArm(
     retryIntervalMs: defaultRetryIntervalMs(leaseMs),
     kind,
     repetitions,
+    expectedRangeMs:
+      kind === 'crash'
+        ? [Math.round((leaseMs * 2) / 3), leaseMs + defaultRetryIntervalMs(leaseMs)]
+        : [0, defaultRetryIntervalMs(leaseMs)],
     samplesMs: samples.map(round),
     minMs: round(sorted[0] ?? Number.NaN),
     medianMs: round(percentile(sorted, 50)),
@@ -341,9 +352,9 @@ async function main(): Promise<void> {
     },
     anchors,
     ratios: {
-      crashMedianVsKubernetes16s: def.crash ? round(def.crash.medianMs / 16_000) : null,
-      crashMedianVsSeed30s: def.crash ? round(def.crash.medianMs / 30_000) : null,
-      gracefulMedianVsKubernetes2s: def.graceful ? round(def.graceful.medianMs / 2_000) : null,
+      crashMedianVsKubernetes16s: def.crash ? ratio(def.crash.medianMs, 16_000) : null,
+      crashMedianVsSeed30s: def.crash ? ratio(def.crash.medianMs, 30_000) : null,
+      gracefulMedianVsKubernetes2s: def.graceful ? ratio(def.graceful.medianMs, 2_000) : null,
     },
     arms,
     stalls: stallResults,
