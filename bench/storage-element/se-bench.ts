@@ -165,6 +165,13 @@ async function downloadThroughSe(url: string, fileId: string): Promise<number> {
   return performance.now() - start;
 }
 
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (clock ticks of 1/100 s). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function rssKiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -194,20 +201,20 @@ async function pollCapacity(
   url: string,
   conditional: boolean,
 ): Promise<{ p50Ms: number; p99Ms: number; notModified: number; requests: number; wallMs: number }> {
-  const first = await fetch(`${url}/api/v1/capacity`, { headers: { authorization: `Bearer ${TOKEN}` } });
-  await first.arrayBuffer();
-  const etag = first.headers.get('etag') ?? '';
   const latencies: number[] = [];
   let notModified = 0;
   const start = performance.now();
   await Promise.all(
     Array.from({ length: pollers }, async () => {
+      // Each poller keeps the ETag of its last 200, as the capacity monitor does.
+      let etag = '';
       for (let i = 0; i < pollsEach; i++) {
         const t = performance.now();
         const r = await fetch(`${url}/api/v1/capacity`, {
-          headers: { authorization: `Bearer ${TOKEN}`, ...(conditional ? { 'if-none-match': etag } : {}) },
+          headers: { authorization: `Bearer ${TOKEN}`, ...(conditional && etag ? { 'if-none-match': etag } : {}) },
         });
         await r.arrayBuffer();
+        if (r.status === 200) etag = r.headers.get('etag') ?? '';
         latencies.push(performance.now() - t);
         if (r.status === 304) notModified += 1;
       }
@@ -235,9 +242,14 @@ async function main(): Promise<void> {
     // 1. Throughput: disk baseline and SE, alternating, same file size.
     const diskFile = join(work, 'baseline.bin');
     const diskWriteMs = await diskWrite(diskFile, sizeBytes);
+    const cpu0 = await cpuSeconds(pid);
     const seUploadMs = await uploadThroughSe(url, 'bench-1g.bin', sizeBytes);
+    const cpu1 = await cpuSeconds(pid);
     const diskReadMs = await diskRead(diskFile);
+    const cpu2 = await cpuSeconds(pid);
     const seDownloadMs = await downloadThroughSe(url, 'bench-1g.bin');
+    const cpu3 = await cpuSeconds(pid);
+    const gib = sizeBytes / (1024 * MiB);
     await rm(diskFile);
     const throughput = {
       sizeBytes,
@@ -247,6 +259,8 @@ async function main(): Promise<void> {
       diskReadMiBps: mibPerS(sizeBytes, diskReadMs),
       seDownloadMiBps: mibPerS(sizeBytes, seDownloadMs),
       downloadRatio: Math.round((diskReadMs / seDownloadMs) * 100) / 100,
+      seUploadCpuSecondsPerGiB: Math.round(((cpu1 - cpu0) / gib) * 100) / 100,
+      seDownloadCpuSecondsPerGiB: Math.round(((cpu3 - cpu2) / gib) * 100) / 100,
     };
     process.stderr.write(`throughput ${JSON.stringify(throughput)}\n`);
 

@@ -55,6 +55,7 @@ const envSchema = z.object({
   STORAGE_RESERVATION_TTL_MS: envInt(600_000, 1_000),
   STORAGE_RESERVATION_MAX_TTL_MS: envInt(86_400_000, 1_000),
   STORAGE_CAPACITY_PROBE_INTERVAL_MS: envInt(1_000, 0),
+  STORAGE_CAPACITY_ETAG_GRANULARITY_BYTES: envInt(1024 * 1024, 1),
   STORAGE_S3_SOFT_CAPACITY_LIMIT: envInt(undefined, 1).optional(),
   STORAGE_S3_ENDPOINT: envUrl().optional(),
   STORAGE_S3_BUCKET: z.string().min(3).optional(),
@@ -106,6 +107,8 @@ export interface StorageElementConfig {
   reservationMaxTtlMs: number;
   /** How long a capacity probe (statfs / S3 usage) is reused, ms. */
   capacityProbeIntervalMs: number;
+  /** Byte counts are rounded down to this in the capacity ETag, bytes. */
+  capacityEtagGranularityBytes: number;
   s3: S3Settings | undefined;
 }
 
@@ -159,6 +162,7 @@ export function loadStorageElementConfig(env: Record<string, string | undefined>
     reservationTtlMs: e.STORAGE_RESERVATION_TTL_MS,
     reservationMaxTtlMs: e.STORAGE_RESERVATION_MAX_TTL_MS,
     capacityProbeIntervalMs: e.STORAGE_CAPACITY_PROBE_INTERVAL_MS,
+    capacityEtagGranularityBytes: e.STORAGE_CAPACITY_ETAG_GRANULARITY_BYTES,
     s3,
   });
 }

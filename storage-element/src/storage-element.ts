@@ -69,6 +69,7 @@ export async function startStorageElement(
     stagedBytes: () => uploads?.stagedBytes ?? 0,
     headroomBytes: config.reservedBytes,
     probeMaxAgeMs: config.capacityProbeIntervalMs,
+    etagGranularityBytes: config.capacityEtagGranularityBytes,
   });
   const metrics = registerSeMetrics(registry, { ledger, uploads: () => uploads, capacity });
   uploads = await UploadStore.open({

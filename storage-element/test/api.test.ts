@@ -97,7 +97,7 @@ describe.each(['local', 's3'] as const)('storage element over HTTP (%s backend)'
     expect(report.endpoint).toBe(se.url);
     expect(report.available).toBeLessThanOrEqual(LIMIT_BYTES - report.used);
     const etag = first.headers.get('etag');
-    expect(etag).toMatch(/^"c-[0-9a-f]+"$/);
+    expect(etag).toMatch(/^W\/"c-[0-9a-f]+"$/);
     const again = await se.fetch('/api/v1/capacity', { headers: { 'if-none-match': etag ?? '' } });
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');

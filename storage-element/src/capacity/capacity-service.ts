@@ -17,6 +17,8 @@ export interface CapacityServiceOptions {
   stagedBytes: () => number;
   /** Headroom kept free, bytes (`STORAGE_RESERVED_BYTES`). */
   headroomBytes: number;
+  /** Byte counts are rounded down to this before computing the ETag. @defaultValue 1 MiB */
+  etagGranularityBytes?: number;
   /** How long one probe is reused, ms. @defaultValue 1_000 */
   probeMaxAgeMs?: number;
   /** How long a disk/backend I/O error keeps health `unhealthy`, ms. @defaultValue 60_000 */
@@ -29,7 +31,12 @@ export interface CapacityServiceOptions {
 /** A capacity report and its entity tag. */
 export interface CapacitySnapshot {
   report: CapacityReport;
-  /** Strong ETag (quoted) over every field but `last_update`. */
+  /**
+   * Weak ETag (`W/"c-…"`, RFC 9110 §8.8.1) over every field but `last_update`,
+   * with byte counts rounded down to `etagGranularityBytes`: reports that
+   * differ by less than that are treated as equivalent, so pollers get `304`
+   * while only the disk's background churn changes.
+   */
   etag: string;
 }
 
@@ -61,6 +68,7 @@ export class CapacityService {
   constructor(options: CapacityServiceOptions) {
     this.#o = {
       probeMaxAgeMs: 1_000,
+      etagGranularityBytes: 1024 * 1024,
       ioErrorWindowMs: 60_000,
       minFreeInodeRatio: 0.05,
       now: Date.now,
@@ -120,7 +128,11 @@ export class CapacityService {
       last_update: new Date(p.atMs).toISOString(),
     };
     const { last_update: _ignored, ...stable } = report;
-    const etag = `"c-${createHash('sha1').update(JSON.stringify(stable)).digest('hex').slice(0, 20)}"`;
+    const g = this.#o.etagGranularityBytes;
+    const q = (bytes: number) => Math.floor(bytes / g);
+    const tagged = { ...stable, total: q(total), used: q(used), available: q(available), reserved: q(reserved) };
+    delete (tagged as Partial<typeof tagged>).percent_used;
+    const etag = `W/"c-${createHash('sha1').update(JSON.stringify(tagged)).digest('hex').slice(0, 20)}"`;
     return { report, etag };
   }
 
