@@ -4,6 +4,7 @@ import { type Clock, systemClock } from './clock.ts';
 import { KILL_THRESHOLD_RATIO } from './defaults.ts';
 import type { Elections, Leadership } from './elections.ts';
 import { LeadershipError } from './errors.ts';
+import { assertKey, assertTtlMs } from './ttl-store.ts';
 
 /** A service that runs only while leadership is held; it must return soon after `signal` aborts. */
 export type LeadershipService = (signal: AbortSignal) => Promise<void>;
@@ -67,12 +68,17 @@ export class LeadershipRunner {
   #killed = false;
   #launching: Promise<unknown> = Promise.resolve();
 
+  /** @throws ValidationError `ttl_store_invalid_argument` for an empty key or value, or a non-positive-integer lease or timeout. */
   constructor(options: LeadershipRunnerOptions) {
+    assertKey(options.key);
+    assertKey(options.value, 'value');
+    assertTtlMs(options.leaseMs, 'leaseMs');
+    assertTtlMs(options.acquireTimeoutMs, 'acquireTimeoutMs');
     this.#options = {
-      kill: () => process.exit(1),
-      logger: silentLogger,
-      clock: systemClock,
       ...options,
+      kill: options.kill ?? (() => process.exit(1)),
+      logger: options.logger ?? silentLogger,
+      clock: options.clock ?? systemClock,
     };
   }
 

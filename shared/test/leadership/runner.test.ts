@@ -193,3 +193,16 @@ describe('LeadershipRunner', () => {
     expect(await vvm.shutdown()).toBeNull();
   });
 });
+
+describe('LeadershipRunner options', () => {
+  it('refuses a non-positive lease or acquisition timeout and an empty key', () => {
+    const elections = new Elections(new MemoryTtlStore());
+    const base = { elections, key: 'k', value: 'v', leaseMs: 1_000, acquireTimeoutMs: 1_000, services: [] };
+    for (const bad of [{ leaseMs: 0 }, { acquireTimeoutMs: -1 }, { key: '' }, { leaseMs: 2.5 }]) {
+      expect(() => new LeadershipRunner({ ...base, ...bad })).toThrow(
+        expect.objectContaining({ code: 'ttl_store_invalid_argument' }),
+      );
+    }
+    expect(() => new LeadershipRunner(base)).not.toThrow();
+  });
+});
