@@ -4,7 +4,9 @@
  * ingest, capacity, the analysis stages, ops).
  */
 export * from './bus/index.ts';
+export * from './capacity/index.ts';
 export * from './db/index.ts';
+export * from './ingest/index.ts';
 export * from './orchestrator/index.ts';
 export * from './workers/runtime/index.ts';
 export * from './workers/runtime/testing/counting-stage.ts';

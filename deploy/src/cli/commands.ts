@@ -15,6 +15,11 @@ export interface Command {
 
 export const commands: Command[] = [
   {
+    name: 'edge',
+    summary: 'run an edge capture node: record, stitch, spool and upload (--config edge.json)',
+    load: () => import('./commands/edge.ts'),
+  },
+  {
     name: 'services',
     summary: 'up|down|status: real Redis, PostgreSQL and Kafka on loopback for tests and local runs',
     load: () => import('./commands/services.ts'),
@@ -44,5 +49,10 @@ export const commands: Command[] = [
     name: 'jobs',
     summary: 'list|show ID|reprocess ID --from STAGE --model-version V|cancel ID',
     load: () => import('./commands/jobs.ts'),
+  },
+  {
+    name: 'ingest',
+    summary: 'run an ingest replica (tus uploads → storage elements, capacity monitor); token create|list|revoke',
+    load: () => import('./commands/ingest.ts'),
   },
 ];
