@@ -1,0 +1,2 @@
+/** The edge config file: `edgeConfigSchema`, `loadEdgeConfig`, `compileEdgeConfig`. */
+export * from './edge-config.ts';

@@ -1,0 +1,2 @@
+/** The composed edge node: `EdgeNode.start(config)` and `close()`. */
+export * from './edge-node.ts';
