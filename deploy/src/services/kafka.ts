@@ -234,6 +234,41 @@ async function formatStorage(
 }
 
 /**
+ * Makes a fresh broker create its `__consumer_offsets` topic now: a
+ * FindCoordinator request (through kafkajs `describeGroups`) is answered
+ * COORDINATOR_NOT_AVAILABLE until that topic exists, and kafkajs retries.
+ * Otherwise the first test that joins a consumer group pays for it (seconds on
+ * a busy 2-core host).
+ *
+ * @throws PolyvisionError `services_start_failed` when the coordinator is not ready within 60 s.
+ */
+async function warmGroupCoordinator(options: Readonly<ServicesOptions>): Promise<void> {
+  const started = performance.now();
+  const kafka = new Kafka({
+    clientId: 'polyvision-services-warmup',
+    brokers: [url(options)],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 2_000 },
+  });
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    await admin.describeGroups(['polyvision-services-warmup']);
+  } catch (error) {
+    throw new PolyvisionError(
+      'services_start_failed',
+      `Kafka: the group coordinator did not become ready: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
+  options.onProgress(`Kafka: group coordinator ready after ${Math.round(performance.now() - started)} ms`);
+}
+
+/**
  * Apache Kafka 4.x in KRaft mode (one broker+controller node), from the jars
  * on Maven Central, run with Java 17.
  */
@@ -246,7 +281,9 @@ export const kafkaService: LocalService = {
     await ensureJars(options);
   },
   async up(options) {
-    return upManaged(await spec(options));
+    const outcome = await upManaged(await spec(options));
+    if (outcome === 'started') await warmGroupCoordinator(options);
+    return outcome;
   },
   async status(options, timeoutMs) {
     const pid = await readPidFile(path.join(options.workDir, 'kafka', 'kafka.pid'));
