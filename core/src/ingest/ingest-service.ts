@@ -4,6 +4,7 @@ import {
   createMetricsRegistry,
   Elections,
   errorHandler,
+  getCounter,
   type Logger,
   metricsRoute,
   notFoundHandler,
@@ -72,6 +73,16 @@ export async function startIngest(settings: IngestSettings, logger: Logger = sil
   });
   const client = new StorageElementClient({ timeoutMs: env.INGEST_SE_TIMEOUT_MS, dispatcher: agent });
   const owners = new Map<string, UploadOwner>();
+  const placements = getCounter<'outcome'>(registry, {
+    name: 'ingest_placements_total',
+    help: 'File placements: first_try (no 507), after_507 (placed after at least one SE answered 507), failed (final 507)',
+    labelNames: ['outcome'],
+  });
+  const refusals = getCounter<'storage_id'>(registry, {
+    name: 'ingest_storage_insufficient_total',
+    help: 'Reservations refused by a storage element with 507',
+    labelNames: ['storage_id'],
+  });
   const store = new StorageElementDataStore({
     db,
     capacity: monitor,
@@ -87,6 +98,11 @@ export async function startIngest(settings: IngestSettings, logger: Logger = sil
     jobCommandsTopic: `${env.POLYVISION_TOPIC_PREFIX}.jobs.commands`,
     logger,
     ownerOf: (id) => owners.get(id),
+    onPlacement: (attempts, placed) => {
+      const refused = attempts.filter((a) => a.outcome === 'insufficient_storage');
+      for (const a of refused) refusals.inc({ storage_id: a.storage_id });
+      placements.inc({ outcome: !placed ? 'failed' : refused.length > 0 ? 'after_507' : 'first_try' });
+    },
   });
   const locker = new RedisLocker({
     redis,

@@ -4,7 +4,13 @@ import { DataStore, ERRORS, Upload } from '@tus/utils';
 import type { StorageElementConfig } from '../capacity/index.ts';
 import type { Database } from '../db/index.ts';
 import { recordCompletedUpload } from './catalog.ts';
-import { type CapacityView, type Placement, type PlacementOptions, placeFile } from './placement.ts';
+import {
+  type CapacityView,
+  type Placement,
+  type PlacementAttempt,
+  type PlacementOptions,
+  placeFile,
+} from './placement.ts';
 import { InsufficientStorageError, isStatus, peerCode, type StorageElementClient } from './se-client.ts';
 import {
   claimExpiredUploads,
@@ -47,6 +53,8 @@ export interface StorageElementDataStoreOptions {
   logger?: Logger;
   /** Owner of an upload id being created, set by the HTTP layer before tus calls `create`. */
   ownerOf?: (uploadId: string) => UploadOwner | undefined;
+  /** Called after every placement (for `ingest_placements_total`): the attempts, and whether one succeeded. */
+  onPlacement?: (attempts: readonly PlacementAttempt[], placed: boolean) => void;
 }
 
 /**
@@ -311,7 +319,7 @@ export class StorageElementDataStore extends DataStore {
 
   async #place(sizeBytes: number, exclude: string[]): Promise<Placement> {
     try {
-      return await placeFile(
+      const placed = await placeFile(
         {
           capacity: this.#o.capacity,
           reserver: this.#o.client,
@@ -320,7 +328,11 @@ export class StorageElementDataStore extends DataStore {
         sizeBytes,
         { ...this.#o.placement, reservationTtlMs: Math.min(this.#o.uploadExpirationMs, 86_400_000) },
       );
+      this.#o.onPlacement?.(placed.attempts, true);
+      return placed;
     } catch (error) {
+      const attempts = error instanceof PolyvisionError ? error.details.attempts : undefined;
+      this.#o.onPlacement?.(Array.isArray(attempts) ? (attempts as PlacementAttempt[]) : [], false);
       throw tusError(asPolyvision(error, 'placement_failed', 503));
     }
   }

@@ -113,6 +113,10 @@ describe('placement with reservations and 507 retry', () => {
       },
       { timeoutMs: 5_000 },
     );
+    const metrics = await (await fetch(`${ingest.url}/metrics`)).text();
+    expect(metrics).toMatch(/ingest_placements_total\{[^}]*outcome="after_507"[^}]*\} 1/);
+    expect(metrics).toMatch(/ingest_storage_insufficient_total\{[^}]*storage_id="se-full"[^}]*\} 1/);
+    expect(metrics).toMatch(/lazy_update_triggers_total\{[^}]*storage_id="se-full"[^}]*\} 1/);
     const full2 = await full.fetch('/api/v1/capacity');
     expect(((await full2.json()) as { reserved: number }).reserved).toBe(0);
   });
