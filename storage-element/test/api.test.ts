@@ -31,8 +31,18 @@ async function backendEnv(backend: 'local' | 's3', bucket: string): Promise<Reco
   };
 }
 
-/** Sends raw HTTP (to lie about Content-Length or vanish mid-body) and closes the socket. */
-function rawRequest(url: string, head: string, body: Buffer, { waitForAnswer = false } = {}): Promise<string> {
+/**
+ * Sends raw HTTP (to lie about Content-Length or vanish mid-body). Without
+ * `waitForAnswer` the socket is destroyed 100 ms after writing; with it, the
+ * answer is collected until the headers end, or until the server closes
+ * (`untilClosed`).
+ */
+function rawRequest(
+  url: string,
+  head: string,
+  body: Buffer,
+  { waitForAnswer = false, untilClosed = false } = {},
+): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect({ host: hostname, port: Number(port) }, () => {
@@ -43,8 +53,9 @@ function rawRequest(url: string, head: string, body: Buffer, { waitForAnswer = f
     let answer = '';
     socket.setEncoding('utf8').on('data', (d: string) => {
       answer += d;
-      if (waitForAnswer && answer.includes('\r\n\r\n')) socket.destroy();
+      if (waitForAnswer && !untilClosed && answer.includes('\r\n\r\n')) socket.destroy();
     });
+    socket.setTimeout(5_000, () => socket.destroy());
     socket.on('close', () => resolve(answer));
     socket.on('error', reject);
   });
@@ -372,6 +383,33 @@ describe.each(['local', 's3'] as const)('storage element over HTTP (%s backend)'
       );
       // Bookkeeping for the suite's "usage back" check: this file stays.
       usedBefore += full.length;
+    });
+
+    it('takes at most Content-Length bytes when the body is longer; the rest is refused as a bad request (400)', async () => {
+      const { upload_id } = await json<{ upload_id: string }>(
+        await postJson(se, '/api/v1/uploads', { file_id: 'long-body.bin', size_bytes: 100 }),
+      );
+      const head =
+        `PATCH /api/v1/uploads/${upload_id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+        'Upload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\nContent-Length: 10\r\n\r\n';
+      const answer = await rawRequest(se.url, head, Buffer.from('0123456789garbage-that-is-no-request\r\n\r\n'), {
+        waitForAnswer: true,
+        untilClosed: true,
+      });
+      // Node's parser refuses the bytes after the body as a malformed next request and closes the connection;
+      // whether the 204 of the append got out first is a race, the staged bytes are not.
+      expect(answer).toMatch(/HTTP\/1\.1 400/);
+      // Once the upload is idle (an empty append at its offset is accepted), at most the 10 declared bytes are staged.
+      const offset = await waitFor(
+        async () => {
+          const { offset: o } = await json<{ offset: number }>(await se.fetch(`/api/v1/uploads/${upload_id}`));
+          return (await patchBytes(se, upload_id, o, new Uint8Array(0))).status === 204 ? { o } : undefined;
+        },
+        { timeoutMs: 5_000, message: 'upload idle' },
+      );
+      expect([0, 10]).toContain(offset.o);
+      expect((await se.fetch('/api/v1/files/long-body.bin')).status).toBe(404);
+      expect((await se.fetch(`/api/v1/uploads/${upload_id}`, { method: 'DELETE' })).status).toBe(204);
     });
 
     it('aborting an upload removes its staged bytes and releases its reservation', async () => {
