@@ -112,8 +112,7 @@ export class CameraRecorder {
    * are retried with capped exponential backoff.
    */
   async run(signal: AbortSignal): Promise<void> {
-    await mkdir(this.#o.dir, { recursive: true });
-    await this.#recover();
+    await this.recover();
     let failures = 0;
     while (!signal.aborted) {
       if (this.#o.canStart && !(await this.#o.canStart())) {
@@ -260,8 +259,13 @@ export class CameraRecorder {
     }
   }
 
-  /** At start: delivers completed segments left by an earlier run, removes partial ones. */
-  async #recover(): Promise<void> {
+  /**
+   * Delivers completed segments left by an earlier run (a crash, kill -9)
+   * and removes partial ones. Called by `run()`; call it alone to salvage a
+   * camera folder without recording.
+   */
+  async recover(): Promise<void> {
+    await mkdir(this.#o.dir, { recursive: true });
     for (const name of await readdir(this.#o.dir)) {
       if (name.startsWith('list-') && name.endsWith('.csv')) await this.#deliver(join(this.#o.dir, name));
     }

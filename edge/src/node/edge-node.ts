@@ -10,6 +10,7 @@
  * `close()` stops recording (open segments are closed properly and spooled),
  * stops uploading (in-flight uploads stay resumable), then the API and spool.
  */
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   createMetricsRegistry,
@@ -149,6 +150,7 @@ export class EdgeNode {
     }
     const node = new EdgeNode(config, { alarms, spool, stitcher, logger, matches }, options);
     await node.#cleanup();
+    await node.#salvage();
     node.#uploading = node.uploader.run(node.#uploadController.signal);
     if (options.serveStatus ?? true) {
       node.server = await serve(statusApp(node, node.registry, logger), {
@@ -187,20 +189,7 @@ export class EdgeNode {
 
   #startRecording(matchId: string): void {
     const controller = new AbortController();
-    const recorder = new MatchRecorder({
-      matchId,
-      cameras: this.config.cameras,
-      segmentDurationS: this.config.segment_duration_s,
-      spool: this.spool,
-      alarms: this.alarms,
-      stitcher: this.stitcher,
-      stitchOrder: this.config.calibration?.cameras
-        .map((c) => c.id)
-        .filter((id) => this.config.cameras.some((c) => c.id === id)),
-      uploadCameraSegments: this.config.ingest.upload_camera_segments,
-      canStart: async () => this.#diskOk,
-      logger: this.#logger,
-    });
+    const recorder = this.#matchRecorder(matchId);
     const done = recorder.run(controller.signal).catch((error) => {
       this.alarms.raise('recording_failed', matchId, `recording ${matchId} failed: ${(error as Error).message}`, {
         severity: 'critical',
@@ -220,6 +209,45 @@ export class EdgeNode {
     this.#stitchFailures += counters.stitchFailures;
     this.#recording = null;
     this.#logger.info({ match_id: r.matchId }, 'recording stopped');
+  }
+
+  /**
+   * After a crash: stitches and spools the completed segments every match
+   * folder under `incoming/` still holds (the active match's recorder would
+   * do it too, but a match whose window has closed has no recorder).
+   */
+  async #salvage(): Promise<void> {
+    let names: string[] = [];
+    try {
+      names = await readdir(join(this.spool.dir, 'incoming'));
+    } catch {
+      return;
+    }
+    for (const matchId of names) {
+      const recorder = this.#matchRecorder(matchId);
+      await recorder.recover().catch((error) => {
+        this.alarms.raise('salvage_failed', matchId, `salvaging ${matchId} failed: ${(error as Error).message}`, {
+          severity: 'critical',
+        });
+      });
+    }
+  }
+
+  #matchRecorder(matchId: string): MatchRecorder {
+    return new MatchRecorder({
+      matchId,
+      cameras: this.config.cameras,
+      segmentDurationS: this.config.segment_duration_s,
+      spool: this.spool,
+      alarms: this.alarms,
+      stitcher: this.stitcher,
+      stitchOrder: this.config.calibration?.cameras
+        .map((c) => c.id)
+        .filter((id) => this.config.cameras.some((c) => c.id === id)),
+      uploadCameraSegments: this.config.ingest.upload_camera_segments,
+      canStart: async () => this.#diskOk,
+      logger: this.#logger,
+    });
   }
 
   async #cleanup(): Promise<void> {

@@ -105,6 +105,19 @@ export class MatchRecorder {
     await this.#queue;
   }
 
+  /**
+   * Salvages what an interrupted run left without recording: completed
+   * camera segments are stitched and spooled, finished panoramas spooled,
+   * partial files removed. Safe to run before `run()` or instead of it.
+   */
+  async recover(): Promise<void> {
+    await mkdir(join(this.#incoming, 'panorama'), { recursive: true });
+    await this.#recoverPanoramas();
+    for (const r of this.#recorders) await r.recover();
+    for (const slot of [...this.#slots.keys()]) this.#flush(slot);
+    await this.#queue;
+  }
+
   async #recoverPanoramas(): Promise<void> {
     const dir = join(this.#incoming, 'panorama');
     for (const name of await readdir(dir)) {

@@ -25,6 +25,8 @@ export interface TestIngest {
   log: Array<{ method: string; status: number; atMs: number }>;
   /** Completed uploads: metadata and the sha256 of the stored bytes. */
   completed(): Promise<Array<{ id: string; metadata: Record<string, string>; sha256: string; sizeBytes: number }>>;
+  /** Uploads created but not complete: bytes received so far and the declared size. */
+  partial(): Promise<Array<{ id: string; receivedBytes: number; sizeBytes: number }>>;
   /** Stops listening (in-flight connections are cut). */
   stop(): Promise<void>;
   /** Listens again on the same port. */
@@ -108,6 +110,17 @@ export async function startTestIngest(options: { dir: string; token: string; por
           sha256: createHash('sha256').update(data).digest('hex'),
           sizeBytes: data.length,
         });
+      }
+      return out;
+    },
+    async partial() {
+      const out: Awaited<ReturnType<TestIngest['partial']>> = [];
+      for (const name of await readdir(options.dir)) {
+        if (!name.endsWith('.json')) continue;
+        const id = name.slice(0, -5);
+        const info = JSON.parse(await readFile(join(options.dir, name), 'utf8')) as { size: number };
+        const data = await readFile(join(options.dir, id)).catch(() => null);
+        if (data && data.length < info.size) out.push({ id, receivedBytes: data.length, sizeBytes: info.size });
       }
       return out;
     },
