@@ -74,8 +74,29 @@ describe('storage element modes (local backend)', () => {
     });
   });
 
+  it('keeps STORAGE_RESERVED_BYTES of headroom out of what it offers', async () => {
+    const se = await startSe({
+      STORAGE_CAPACITY_LIMIT_BYTES: String(16 * 1024 * 1024),
+      STORAGE_RESERVED_BYTES: String(4 * 1024 * 1024),
+    });
+    try {
+      const report = await json<{ total: number; used: number; available: number }>(await se.fetch('/api/v1/capacity'));
+      expect(report.total).toBe(16 * 1024 * 1024);
+      expect(report.available).toBe(report.total - report.used - 4 * 1024 * 1024);
+      const tooMuch = await postJson(se, '/api/v1/reservations', { size_bytes: report.available + 1 });
+      expect(tooMuch.status).toBe(507);
+      expect((await json<{ available: number }>(tooMuch)).available).toBe(report.available);
+      expect((await postJson(se, '/api/v1/reservations', { size_bytes: report.available })).status).toBe(201);
+    } finally {
+      await se.stop();
+      await removeDataDir(se.dataDir);
+    }
+  });
+
   it('refuses to start on bad configuration, naming the variable (exit 2)', async () => {
-    await expect(startSe({ STORAGE_MODE: 'write-everything' })).rejects.toThrow(/STORAGE_MODE/);
+    await expect(startSe({ STORAGE_MODE: 'write-everything' })).rejects.toThrow(
+      /exited with 2 before listening: configuration error: STORAGE_MODE/,
+    );
     await expect(startSe({ STORAGE_TYPE: 's3' })).rejects.toThrow(/STORAGE_S3_/);
     await expect(startSe({ STORAGE_TOKENS: ' , ' })).rejects.toThrow(/STORAGE_TOKENS/);
   });

@@ -125,7 +125,13 @@ export class UploadStore {
         await unlink(join(store.#dir, name)).catch(() => {});
         continue;
       }
-      await store.#recover(record);
+      try {
+        await store.#recover(record);
+      } catch (error) {
+        store.#log(`dropping upload ${record.uploadId}: it cannot be recovered`, error);
+        store.#ledger.release(record.reservationId);
+        await store.#removeFiles(record.uploadId);
+      }
     }
     return store;
   }
