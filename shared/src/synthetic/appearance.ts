@@ -1,7 +1,8 @@
 /**
  * Colours of the synthetic match, chosen per seed from fixed palettes: two
- * team kits that differ clearly, goalkeepers' kits unlike either team, the
- * referee's kit, skin tones and the grass shade.
+ * team kits that differ clearly, goalkeepers' kits unlike either team (from
+ * a palette no team uses), the referee in black, skin tones and the grass
+ * shade.
  */
 import { Prng } from './prng.ts';
 
@@ -28,15 +29,16 @@ export interface Appearance {
   textureSeed: number;
 }
 
+// Each shirt colour belongs to one role across all seeds (teams, goalkeepers, referee), so that
+// a detector trained on several seeds can tell the roles apart by kit, as people do.
 const TEAM_SHIRTS: Rgb[] = [
   [200, 30, 35],
   [25, 60, 170],
   [240, 240, 240],
-  [250, 210, 30],
   [110, 180, 235],
   [240, 120, 20],
   [110, 40, 140],
-  [20, 20, 30],
+  [120, 20, 45],
 ];
 const SHORTS: Rgb[] = [
   [245, 245, 245],
@@ -47,14 +49,10 @@ const KEEPER_SHIRTS: Rgb[] = [
   [40, 200, 90],
   [250, 100, 180],
   [130, 130, 130],
-  [170, 240, 40],
-  [0, 200, 200],
+  [250, 210, 30],
 ];
-const REFEREE_SHIRTS: Rgb[] = [
-  [15, 15, 15],
-  [230, 240, 40],
-  [220, 60, 150],
-];
+/** The referee wears black. */
+const REFEREE_SHIRT: Rgb = [15, 15, 15];
 const SKIN: Rgb[] = [
   [235, 200, 170],
   [215, 170, 130],
@@ -91,7 +89,6 @@ export function chooseAppearance(seed: number): Appearance {
   const teamB = kit(shirtB);
   const keeperShirtA = pickDistinct(rng, KEEPER_SHIRTS, [shirtA, shirtB], 120);
   const keeperShirtB = pickDistinct(rng, KEEPER_SHIRTS, [shirtA, shirtB, keeperShirtA], 120);
-  const refShirt = pickDistinct(rng, REFEREE_SHIRTS, [shirtA, shirtB, keeperShirtA, keeperShirtB], 120);
   const skin = new Map<number, Rgb>();
   const hair = new Map<number, Rgb>();
   for (let id = 1; id <= 23; id++) {
@@ -104,7 +101,7 @@ export function chooseAppearance(seed: number): Appearance {
     teamB,
     keeperA: { shirt: keeperShirtA, shorts: keeperShirtA, socks: keeperShirtA },
     keeperB: { shirt: keeperShirtB, shorts: [25, 25, 30], socks: keeperShirtB },
-    referee: { shirt: refShirt, shorts: [15, 15, 15], socks: [15, 15, 15] },
+    referee: { shirt: REFEREE_SHIRT, shorts: [15, 15, 15], socks: [15, 15, 15] },
     skin,
     hair,
     grass: [Math.round(60 + g), Math.round(135 + g * 1.5), Math.round(50 + g / 2)],
