@@ -11,7 +11,7 @@ import { capacityReportSchema } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../test/support/index.ts';
 import { capacity, json, patchBytes, postJson, sha256Hex, testBytes, uploadFile } from './support/client.ts';
-import { ensureS3 } from './support/s3-server.ts';
+import { deleteBucket, ensureS3 } from './support/s3-server.ts';
 import { removeDataDir, type SeProcess, startSe, TOKEN } from './support/se-process.ts';
 
 const MiB = 1024 * 1024;
@@ -73,6 +73,7 @@ describe.each(['local', 's3'] as const)('storage element over HTTP (%s backend)'
     await se?.stop();
     expect(se?.child.exitCode).toBe(0);
     if (se) await removeDataDir(se.dataDir);
+    if (backend === 's3') await deleteBucket(await ensureS3(), bucket);
   });
 
   async function stagingIsEmpty(): Promise<boolean> {

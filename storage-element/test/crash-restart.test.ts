@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../test/support/index.ts';
 import { capacity, json, patchBytes, postJson, sha256Hex, testBytes } from './support/client.ts';
-import { ensureS3 } from './support/s3-server.ts';
+import { deleteBucket, ensureS3 } from './support/s3-server.ts';
 import { removeDataDir, type SeProcess, startSe } from './support/se-process.ts';
 
 const MiB = 1024 * 1024;
@@ -33,6 +33,8 @@ describe.each(['local', 's3'] as const)('crash and restart (%s backend)', (backe
     for (const se of started.splice(0)) {
       await se.kill9();
       await removeDataDir(se.dataDir);
+      const bucket = se.env.STORAGE_S3_BUCKET;
+      if (bucket) await deleteBucket(await ensureS3(), bucket);
     }
   });
 

@@ -22,3 +22,32 @@ export async function ensureS3(): Promise<{ endpoint: string; accessKeyId: strin
   const env = s3Env(options);
   return { endpoint: env.S3_ENDPOINT, accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY };
 }
+
+/** Deletes every object of a test bucket and the bucket itself (cleanup after a test file). */
+export async function deleteBucket(
+  s3: { endpoint: string; accessKeyId: string; secretAccessKey: string },
+  bucket: string,
+): Promise<void> {
+  const { DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command, S3Client } = await import(
+    '@aws-sdk/client-s3'
+  );
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+  });
+  try {
+    for (;;) {
+      const page = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
+      const keys = (page.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
+      if (keys.length === 0) break;
+      await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys } }));
+    }
+    await client.send(new DeleteBucketCommand({ Bucket: bucket }));
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'NoSuchBucket') throw error;
+  } finally {
+    client.destroy();
+  }
+}

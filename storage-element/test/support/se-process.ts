@@ -47,7 +47,7 @@ export async function startSe(env: Record<string, string> = {}, dataDir?: string
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
-  const url = await new Promise<string>((resolveUrl, reject) => {
+  const listening = new Promise<string>((resolveUrl, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`SE did not start within 15 s: ${stderr}`)), 15_000);
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -63,6 +63,13 @@ export async function startSe(env: Record<string, string> = {}, dataDir?: string
       reject(new Error(`SE exited with ${code} before listening: ${stderr}`));
     });
   });
+  let url: string;
+  try {
+    url = await listening;
+  } catch (error) {
+    if (dataDir === undefined) await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return {
     url,
