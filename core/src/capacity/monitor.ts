@@ -343,6 +343,7 @@ export class AdaptiveCapacityMonitor {
     const id = se.storage_id;
     const state = this.#states.get(id) ?? initialPollState(this.#settings);
     const startedAt = performance.now();
+    const startedAtMs = Date.now();
     const fetcher = this.#o.fetch ?? fetchCapacity;
     try {
       const poll = await retry(
@@ -371,7 +372,7 @@ export class AdaptiveCapacityMonitor {
         (performance.now() - startedAt) / 1000,
       );
       await this.#store(se, report, next, term, new Date());
-      this.#reschedule(id, next);
+      this.#reschedule(id, next, startedAtMs);
     } catch (error) {
       if (stop.aborted) return;
       const errorType = pollErrorType(error);
@@ -382,7 +383,7 @@ export class AdaptiveCapacityMonitor {
       await this.#storeFailure(se, next, term, error).catch((e) =>
         this.#logger.warn({ err: e, storage_id: id }, 'capacity cache write failed'),
       );
-      this.#reschedule(id, next);
+      this.#reschedule(id, next, startedAtMs);
     }
   }
 
@@ -420,11 +421,12 @@ export class AdaptiveCapacityMonitor {
     }
   }
 
-  #reschedule(storageId: string, state: PollState): void {
+  /** Next poll `state.intervalMs` after `fromMs` (the start of the last poll: a fixed rate, not a fixed delay). */
+  #reschedule(storageId: string, state: PollState, fromMs = Date.now()): void {
     this.#states.set(storageId, state);
     if (this.#dueAtMs.has(storageId)) {
       const current = this.#dueAtMs.get(storageId) ?? Number.POSITIVE_INFINITY;
-      const proposed = Date.now() + state.intervalMs;
+      const proposed = fromMs + state.intervalMs;
       this.#dueAtMs.set(storageId, current === Number.POSITIVE_INFINITY ? proposed : Math.min(current, proposed));
       this.#wake();
     }
