@@ -200,7 +200,11 @@ export class Orchestrator {
       },
       (error: unknown) => {
         // Claim again on the next message of the partition.
-        if (this.#epochs.get(partition) === claim) this.#epochs.set(partition, Promise.reject(error));
+        if (this.#epochs.get(partition) === claim) {
+          const failed = Promise.reject(error);
+          failed.catch(() => {});
+          this.#epochs.set(partition, failed);
+        }
         throw error;
       },
     );

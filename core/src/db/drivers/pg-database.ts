@@ -78,6 +78,13 @@ export class PgDatabase implements Database {
     } catch (error) {
       throw wrapPgError(error);
     }
+    // A connection lost while checked out emits 'error' on the client (not on the
+    // pool); without a listener Node would crash the process. The failing query rejects anyway.
+    let lost = false;
+    const onError = () => {
+      lost = true;
+    };
+    client.on('error', onError);
     const tx: Queryable = {
       query: async <R>(sql: string, params?: unknown[]) => {
         try {
@@ -104,7 +111,8 @@ export class PgDatabase implements Database {
       }
       throw wrapPgError(error);
     } finally {
-      client.release(broken);
+      client.off('error', onError);
+      client.release(broken || lost);
     }
   }
 
