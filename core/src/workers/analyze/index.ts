@@ -1,0 +1,11 @@
+/**
+ * The analyze stage: panorama pixels → pitch metres through the venue
+ * calibration (or image pixels without one), per-track distance, speed and
+ * sprints, team assignment by jersey-colour clustering (ml-kmeans), heatmaps
+ * (pngjs) and `summary.json`.
+ */
+export * from './heatmap.ts';
+export * from './kinematics.ts';
+export * from './pitch-space.ts';
+export * from './run-analyze.ts';
+export * from './team-colours.ts';

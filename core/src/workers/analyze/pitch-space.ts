@@ -1,0 +1,53 @@
+import type { VenueCalibration } from '@polyvision/shared';
+import { PolyvisionError } from '@polyvision/shared';
+
+/** Where positions are measured: pitch metres through a homography, or plain image pixels. */
+export interface PositionSpace {
+  kind: 'pitch' | 'image';
+  /** Unit of positions, distances and speeds ('m' or 'px'). */
+  unit: 'm' | 'px';
+  /** Bounds `[xMin, yMin, xMax, yMax]` in the space's unit. */
+  bounds: [number, number, number, number];
+  /** Image pixel → space position; null for points that do not map (above the horizon). */
+  fromImage(u: number, v: number): [number, number] | null;
+}
+
+/** A 3×3 homography acting on column vectors `[u, v, 1]ᵀ` (Hartley & Zisserman §2.3). */
+export type Homography = readonly (readonly [number, number, number])[];
+
+/** Applies a homography; null when the point maps to infinity or behind the camera (w ≤ 0). */
+export function applyHomography(h: Homography, u: number, v: number): [number, number] | null {
+  const w = h[2]![0] * u + h[2]![1] * v + h[2]![2];
+  if (!(w > 1e-12)) return null;
+  return [(h[0]![0] * u + h[0]![1] * v + h[0]![2]) / w, (h[1]![0] * u + h[1]![1] * v + h[1]![2]) / w];
+}
+
+/**
+ * The pitch frame of a venue calibration (`venue.json`, see
+ * `shared/src/contracts/venue-calibration.ts`): panorama pixels → metres
+ * through `panorama.panorama_to_pitch`; bounds are the pitch `[−L/2, L/2] × [−W/2, W/2]`.
+ *
+ * @throws PolyvisionError `calibration_invalid` when the panorama size differs from the video's.
+ */
+export function pitchSpace(venue: VenueCalibration, videoWidth: number, videoHeight: number): PositionSpace {
+  if (venue.panorama.width_px !== videoWidth || venue.panorama.height_px !== videoHeight) {
+    throw new PolyvisionError(
+      'calibration_invalid',
+      `venue ${venue.venue_id} describes a ${venue.panorama.width_px}×${venue.panorama.height_px} panorama, the video is ${videoWidth}×${videoHeight}`,
+    );
+  }
+  const h = venue.panorama.panorama_to_pitch;
+  const L = venue.pitch.length_m;
+  const W = venue.pitch.width_m;
+  return {
+    kind: 'pitch',
+    unit: 'm',
+    bounds: [-L / 2, -W / 2, L / 2, W / 2],
+    fromImage: (u, v) => applyHomography(h, u, v),
+  };
+}
+
+/** Image space: positions stay in pixels (footage without a calibration, e.g. one plain camera). */
+export function imageSpace(width: number, height: number): PositionSpace {
+  return { kind: 'image', unit: 'px', bounds: [0, 0, width, height], fromImage: (u, v) => [u, v] };
+}

@@ -1,0 +1,226 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { VenueCalibration } from '@polyvision/shared';
+import { PNG } from 'pngjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  applyHomography,
+  assignTeams,
+  imageSpace,
+  type PositionSpace,
+  runAnalyze,
+  trackKinematics,
+} from '../../../src/workers/analyze/index.ts';
+import { movingTrack, tracksFile } from '../support/tracks.ts';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'pv-analyze-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** 10 px per metre, origin at pixel (525, 340): a 1050×680 image of a 105×68 m pitch. */
+const H_PIXELS_TO_PITCH = [
+  [0.1, 0, -52.5],
+  [0, 0.1, -34],
+  [0, 0, 1],
+] as const;
+const metricSpace: PositionSpace = {
+  kind: 'pitch',
+  unit: 'm',
+  bounds: [-52.5, -34, 52.5, 34],
+  fromImage: (u, v) => applyHomography(H_PIXELS_TO_PITCH, u, v),
+};
+
+function venue(): VenueCalibration {
+  const m = H_PIXELS_TO_PITCH.map((r) => [...r]) as VenueCalibration['panorama']['panorama_to_pitch'];
+  const inverse = [
+    [10, 0, 525],
+    [0, 10, 340],
+    [0, 0, 1],
+  ] as VenueCalibration['panorama']['panorama_to_pitch'];
+  const eye = [
+    [1, 0, 0],
+    [0, 1, 0],
+    [0, 0, 1],
+  ] as VenueCalibration['panorama']['rotation'];
+  const intrinsics = { fx: 1000, fy: 1000, cx: 525, cy: 340 };
+  return {
+    version: 1,
+    venue_id: 'test-venue',
+    pitch: { length_m: 105, width_m: 68 },
+    cameras: [
+      {
+        id: 'camera-0',
+        width_px: 1050,
+        height_px: 680,
+        intrinsics,
+        distortion: { k1: 0, k2: 0, p1: 0, p2: 0, k3: 0 },
+        rotation: eye,
+        translation_m: [0, 0, 30],
+        position_m: [0, 0, -30],
+        pitch_to_image: inverse,
+        image_to_panorama: eye,
+      },
+    ],
+    panorama: {
+      projection: 'planar',
+      width_px: 1050,
+      height_px: 680,
+      intrinsics,
+      rotation: eye,
+      translation_m: [0, 0, 30],
+      pitch_to_panorama: inverse,
+      panorama_to_pitch: m,
+    },
+  };
+}
+
+describe('homography and kinematics', () => {
+  it('maps pixels to metres and refuses points behind the camera', () => {
+    expect(applyHomography(H_PIXELS_TO_PITCH, 525, 340)).toEqual([0, 0]);
+    expect(applyHomography(H_PIXELS_TO_PITCH, 1050, 680)).toEqual([52.5, 34]);
+    expect(
+      applyHomography(
+        [
+          [1, 0, 0],
+          [0, 1, 0],
+          [0, -1, 10],
+        ],
+        0,
+        20,
+      ),
+    ).toBeNull();
+  });
+
+  it('measures distance, top speed and sprints of a run', () => {
+    // 25 fps; 4 s jogging at 4 m/s (40 px/s) then 2 s sprinting at 8 m/s, then 4 s at 4 m/s.
+    const x = (f: number) => {
+      const t = f / 25;
+      const metres = t <= 4 ? 4 * t : t <= 6 ? 16 + 8 * (t - 4) : 32 + 4 * (t - 6);
+      return 100 + metres * 10;
+    };
+    const track = movingTrack(1, 'player', 250, (f) => [x(f), 300]);
+    const k = trackKinematics(track, metricSpace, 25);
+    expect(k.distance).toBeGreaterThan(46);
+    expect(k.distance).toBeLessThan(49);
+    expect(k.maxSpeed).toBeGreaterThan(7.5);
+    expect(k.maxSpeed).toBeLessThan(8.2);
+    expect(k.sprints).toBe(1);
+    expect(k.sprintDistance).toBeGreaterThan(10);
+    expect(k.durationSeconds).toBe(10);
+  });
+
+  it('ignores impossible jumps (an id switch across the pitch)', () => {
+    const track = movingTrack(1, 'player', 50, (f) => [f < 25 ? 200 : 900, 300]);
+    const k = trackKinematics(track, metricSpace, 25, { smoothingSeconds: 0 });
+    expect(k.distance).toBeLessThan(1);
+  });
+});
+
+describe('team assignment', () => {
+  it('clusters jersey colours into two teams and the rest', () => {
+    const samples = new Map<number, [number, number, number][]>();
+    const jitter = (c: number, i: number) => Math.max(0, Math.min(255, c + ((i * 37) % 21) - 10));
+    for (let id = 1; id <= 5; id++) samples.set(id, [[jitter(220, id), jitter(30, id), jitter(30, id)]]);
+    for (let id = 6; id <= 10; id++) samples.set(id, [[jitter(30, id), jitter(40, id), jitter(200, id)]]);
+    samples.set(11, [[20, 20, 20]]); // referee in black
+    const { teams, colours } = assignTeams(samples, [...Array(12).keys()].slice(1));
+    const a = [1, 2, 3, 4, 5].map((id) => teams.get(id));
+    const b = [6, 7, 8, 9, 10].map((id) => teams.get(id));
+    expect(new Set(a).size).toBe(1);
+    expect(new Set(b).size).toBe(1);
+    expect(a[0]).not.toBe(b[0]);
+    expect(teams.get(11)).toBe('other');
+    expect(colours.A).toBeDefined();
+  });
+});
+
+describe('runAnalyze', () => {
+  it('writes metres, teams from a real video, heatmaps and the summary', async () => {
+    // Green pitch with three red and three blue "players" standing still (1050×680, 2 s).
+    const boxes = [
+      [100, 'red'],
+      [250, 'red'],
+      [400, 'red'],
+      [600, 'blue'],
+      [750, 'blue'],
+      [900, 'blue'],
+    ] as const;
+    const draw = boxes.map(([x, c]) => `drawbox=x=${x}:y=300:w=20:h=50:color=${c}:t=fill`).join(',');
+    const videoPath = join(dir, 'pano.mp4');
+    await new Promise((resolve, reject) =>
+      execFile(
+        'ffmpeg',
+        [
+          '-v',
+          'error',
+          '-y',
+          '-f',
+          'lavfi',
+          '-i',
+          'color=c=0x2e7d32:size=1050x680:rate=25:duration=2',
+          '-vf',
+          draw,
+          '-c:v',
+          'libx264',
+          '-preset',
+          'ultrafast',
+          '-pix_fmt',
+          'yuv420p',
+          videoPath,
+        ],
+        (e) => (e ? reject(e) : resolve(null)),
+      ),
+    );
+    // Each player walks 1 m/s to the right in the tracks (boxes in the video stay put: colours only).
+    const tracks = tracksFile(
+      boxes.map(([x], i) => movingTrack(i + 1, 'player', 50, (f) => [x + 10 + f * 0.4, 325])),
+      50,
+      25,
+      1050,
+      680,
+    );
+    const outputDir = join(dir, 'analytics');
+    const summary = await runAnalyze({ tracks, videoPath, venue: venue(), outputDir, colourSampleFps: 2 });
+    expect(summary.unit).toBe('m');
+    expect(summary.players).toHaveLength(6);
+    const teamOf = (id: number) => summary.players.find((p) => p.trackId === id)!.team;
+    expect(new Set([1, 2, 3].map(teamOf)).size).toBe(1);
+    expect(new Set([4, 5, 6].map(teamOf)).size).toBe(1);
+    expect(teamOf(1)).not.toBe(teamOf(4));
+    expect(teamOf(1)).not.toBe('other');
+    for (const p of summary.players) {
+      expect(p.distance).toBeGreaterThan(1.7); // ~1.96 m over 1.96 s
+      expect(p.distance).toBeLessThan(2.1);
+      expect(p.maxSpeed).toBeLessThan(1.3);
+    }
+    const written = JSON.parse(await readFile(join(outputDir, 'summary.json'), 'utf8'));
+    expect(written.heatmaps).toEqual({ all: 'heatmaps/all.png', A: 'heatmaps/team-A.png', B: 'heatmaps/team-B.png' });
+    const png = PNG.sync.read(await readFile(join(outputDir, 'heatmaps/all.png')));
+    expect([png.width, png.height]).toEqual([105 * 8, 68 * 8]);
+    // The hottest spot is where the players stood, not elsewhere.
+    const at = (mx: number, my: number) => {
+      const o = (Math.floor((my + 34) * 8) * png.width + Math.floor((mx + 52.5) * 8)) * 4;
+      return png.data.slice(o, o + 3);
+    };
+    const hot = at((100 + 10 + 10 - 525) / 10, (350 - 340) / 10);
+    const cold = at(0, -30);
+    expect(Math.abs(hot[0]! - cold[0]!) + Math.abs(hot[2]! - cold[2]!)).toBeGreaterThan(60);
+  });
+
+  it('works in image pixels without a calibration and refuses no tracks', async () => {
+    const tracks = tracksFile([movingTrack(1, 'player', 30, (f) => [100 + f, 100])], 30, 25, 640, 360);
+    const summary = await runAnalyze({ tracks, outputDir: join(dir, 'pixels') });
+    expect(summary.unit).toBe('px');
+    expect(summary.players[0]!.distance).toBeCloseTo(29, 0);
+    expect(imageSpace(640, 360).bounds).toEqual([0, 0, 640, 360]);
+    await expect(
+      runAnalyze({ tracks: tracksFile([movingTrack(1, 'ball', 5, () => [1, 1])], 5), outputDir: join(dir, 'none') }),
+    ).rejects.toEqual(expect.objectContaining({ code: 'no_tracks', retriable: false }));
+  });
+});
