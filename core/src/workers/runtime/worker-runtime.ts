@@ -167,6 +167,19 @@ export class WorkerRuntime {
       return;
     }
     if (this.#stoppedJobs.has(task.job_id)) return;
+    if (task.deadline_at && Date.parse(task.deadline_at) < Date.now()) {
+      // Too late (the shared contract: give up and say so); the orchestrator retries or has already.
+      await this.#send({
+        ...this.#envelope(task, 'stage.failed'),
+        type: 'stage.failed',
+        error: {
+          code: 'deadline_exceeded',
+          message: `task reached the worker after ${task.deadline_at}`,
+          retriable: true,
+        },
+      });
+      return;
+    }
     const leaseMs = this.#options.claimLeaseMs ?? 30_000;
     const claim = await this.#options.claims.claim(task, this.workerId, leaseMs);
     if (claim.state === 'completed') {
