@@ -1,6 +1,6 @@
 /**
  * The local real services as the global setup left them: `status` says all
- * three answer, and a real round trip works with each (Redis SET/GET, a
+ * four answer, and a real round trip works with each (Redis SET/GET, a
  * PostgreSQL table in a schema of its own, one Kafka message produced and
  * consumed on a fresh topic by a fresh group).
  */
@@ -19,10 +19,10 @@ const onLocalServices = localServices.every(
 
 describe('services', () => {
   it.skipIf(!onLocalServices)(
-    'status reports Redis, PostgreSQL and Kafka answering at the URLs the tests use',
+    'status reports Redis, PostgreSQL, Kafka and S3 answering at the URLs the tests use',
     async () => {
       const statuses = await servicesStatus();
-      expect(statuses.map((s) => s.name)).toEqual(['redis', 'postgres', 'kafka']);
+      expect(statuses.map((s) => s.name)).toEqual(['redis', 'postgres', 'kafka', 's3']);
       for (const status of statuses) {
         expect(status.answering, `${status.name}: ${status.detail}`).toBe(true);
         expect(status.url).toBe(serviceUrl(status.envVar as 'REDIS_URL'));
@@ -30,11 +30,12 @@ describe('services', () => {
       expect(statuses[0]?.detail).toBe('PONG');
       expect(statuses[1]?.detail).toBe('SELECT 1 → 1');
       expect(statuses[2]?.detail).toMatch(/^cluster \S+, 1 broker\(s\)/);
+      expect(statuses[3]?.detail).toMatch(/^S3 answered HTTP \d{3}$/);
     },
   );
 
   it('status reports a service that does not answer', async () => {
-    const statuses = await servicesStatus({ redisPort: 1, postgresPort: 1, kafkaPort: 1 }, 2_000);
+    const statuses = await servicesStatus({ redisPort: 1, postgresPort: 1, kafkaPort: 1, s3Port: 1 }, 2_000);
     for (const status of statuses) expect(status.answering, status.name).toBe(false);
   });
 

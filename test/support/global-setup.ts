@@ -1,12 +1,14 @@
 /**
  * Vitest global setup (vitest.config.ts `globalSetup`): makes sure every test
- * file sees REDIS_URL, DATABASE_URL and KAFKA_BROKERS of real services.
+ * file sees REDIS_URL, DATABASE_URL, KAFKA_BROKERS and S3_ENDPOINT (with
+ * S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_REGION) of real services.
  *
- * - When all three are set in the environment, they are used as they are.
+ * - When all are set in the environment, they are used as they are.
  * - Otherwise `servicesUp()` (the same code as `pnpm polyvision services up`)
- *   starts what is not running: Redis, PostgreSQL and Kafka on private
- *   loopback ports, data in `.work/services/` (first run: installs missing
- *   Debian packages and downloads the Kafka jars, about a minute; later runs:
+ *   starts what is not running: Redis, PostgreSQL, Kafka and S3 (versitygw)
+ *   on private loopback ports, data in `.work/services/` (first run: installs
+ *   missing Debian packages, downloads the Kafka jars and builds versitygw,
+ *   about three minutes; later runs:
  *   a few seconds, or under a second when they already run). The missing
  *   variables are set in `process.env`, which vitest's workers inherit (they
  *   are forked after the global setup).
@@ -15,13 +17,21 @@
  *
  * Teardown: services stay up after the run (a developer's next run starts in
  * under a second, and concurrent test runs in the same checkout keep theirs),
- * except when `CI` is set and this run started all three itself: then it
+ * except when `CI` is set and this run started all of them itself: then it
  * stops them, so a one-shot CI host ends tidy. `.ci/run` starts them before
  * the tests and stops them at exit itself.
  */
 import { type ServicesEnv, servicesDown, servicesUp } from '../../deploy/src/services/index.ts';
 
-const VARIABLES = ['REDIS_URL', 'DATABASE_URL', 'KAFKA_BROKERS'] as const satisfies readonly (keyof ServicesEnv)[];
+const VARIABLES = [
+  'REDIS_URL',
+  'DATABASE_URL',
+  'KAFKA_BROKERS',
+  'S3_ENDPOINT',
+  'S3_ACCESS_KEY_ID',
+  'S3_SECRET_ACCESS_KEY',
+  'S3_REGION',
+] as const satisfies readonly (keyof ServicesEnv)[];
 
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
   const missing = VARIABLES.filter((name) => !process.env[name]);
@@ -35,7 +45,9 @@ export default async function setup(): Promise<(() => Promise<void>) | undefined
   for (const name of missing) process.env[name] = result.env[name];
   const startedAll = Object.values(result.outcomes).every((outcome) => outcome === 'started');
   onProgress(
-    `${missing.map((name) => `${name}=${result.env[name]}`).join(' ')} (${Object.entries(result.outcomes)
+    `${missing.map((name) => `${name}=${name === 'S3_SECRET_ACCESS_KEY' ? '…' : result.env[name]}`).join(' ')} (${Object.entries(
+      result.outcomes,
+    )
       .map(([name, outcome]) => `${name} ${outcome}`)
       .join(', ')}, ${result.elapsedMs} ms)`,
   );

@@ -4,16 +4,20 @@ import { withWorkDirLock } from './lock.ts';
 import { compileServicesOptions, type ServicesOptions } from './options.ts';
 import { postgresClusterRoot, postgresService } from './postgres.ts';
 import { redisService } from './redis.ts';
+import { type S3Env, s3Env, s3Service } from './s3.ts';
 import type { DownOutcome, LocalService, ServiceName, ServiceStatus, UpOutcome } from './service.ts';
 
 /** Every local service, in start order. */
-export const localServices: readonly LocalService[] = [redisService, postgresService, kafkaService];
+export const localServices: readonly LocalService[] = [redisService, postgresService, kafkaService, s3Service];
 
 /** How long `up`/`down` wait for another `up`/`down` on the same working folder. */
 const LOCK_TIMEOUT_MS = 15 * 60_000;
 
-/** The environment the services answer at: `{ REDIS_URL, DATABASE_URL, KAFKA_BROKERS }`. */
-export type ServicesEnv = Record<'REDIS_URL' | 'DATABASE_URL' | 'KAFKA_BROKERS', string>;
+/**
+ * The environment the services answer at: `{ REDIS_URL, DATABASE_URL,
+ * KAFKA_BROKERS, S3_ENDPOINT, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_REGION }`.
+ */
+export type ServicesEnv = Record<'REDIS_URL' | 'DATABASE_URL' | 'KAFKA_BROKERS', string> & S3Env;
 
 export interface ServicesUpResult {
   /** What happened to each service. */
@@ -28,12 +32,13 @@ function envOf(options: Readonly<ServicesOptions>): ServicesEnv {
     REDIS_URL: redisService.url(options),
     DATABASE_URL: postgresService.url(options),
     KAFKA_BROKERS: kafkaService.url(options),
+    ...s3Env(options),
   };
 }
 
 /**
  * Installs what is missing (one service at a time: apt-get holds a global
- * lock), then starts Redis, PostgreSQL and Kafka in parallel. Idempotent:
+ * lock), then starts Redis, PostgreSQL, Kafka and S3 (versitygw) in parallel. Idempotent:
  * running instances that answer are kept. The processes are daemons and
  * outlive the caller on purpose; `servicesDown` stops them.
  *
@@ -58,7 +63,7 @@ export async function servicesUp(options: Partial<ServicesOptions> = {}): Promis
 
 /**
  * A real round trip with each service (Redis PING, PostgreSQL `SELECT 1`,
- * Kafka metadata request), in parallel. Never throws for a service that is down.
+ * Kafka metadata request, S3 `GET /`), in parallel. Never throws for a service that is down.
  *
  * @param timeoutMs - bound for each round trip, in milliseconds.
  */
@@ -77,7 +82,7 @@ export interface ServicesDownResult {
 }
 
 /**
- * Stops our own instances (Kafka first, then PostgreSQL with `pg_ctl stop -m
+ * Stops our own instances (S3 first, then Kafka, then PostgreSQL with `pg_ctl stop -m
  * fast`, then Redis), then kills leftovers: processes whose command line names
  * our working folder (or the PostgreSQL cluster folder). External services on
  * our ports are left alone.

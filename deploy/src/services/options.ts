@@ -22,6 +22,8 @@ export interface ServicesOptions {
   kafkaPort: number;
   /** Kafka KRaft controller port on 127.0.0.1. @defaultValue 59093 */
   kafkaControllerPort: number;
+  /** S3 (versitygw) port on 127.0.0.1. @defaultValue 59000 */
+  s3Port: number;
   /** Receives one human-readable line per step (installing, starting, ready). @defaultValue no-op */
   onProgress: (line: string) => void;
 }
@@ -34,13 +36,14 @@ const envSchema = z.object({
   POLYVISION_POSTGRES_PORT: envInt(55432, 1, 65535),
   POLYVISION_KAFKA_PORT: envInt(59092, 1, 65535),
   POLYVISION_KAFKA_CONTROLLER_PORT: envInt(59093, 1, 65535),
+  POLYVISION_S3_PORT: envInt(59000, 1, 65535),
 });
 
 /**
  * Fills every option: explicit values first, then the environment
  * (`POLYVISION_SERVICES_DIR`, `POLYVISION_CACHE_DIR`, `POLYVISION_REDIS_PORT`,
  * `POLYVISION_POSTGRES_PORT`, `POLYVISION_KAFKA_PORT`,
- * `POLYVISION_KAFKA_CONTROLLER_PORT`), then the defaults.
+ * `POLYVISION_KAFKA_CONTROLLER_PORT`, `POLYVISION_S3_PORT`), then the defaults.
  *
  * @throws ConfigError (code `config_invalid`) naming a bad variable.
  */
@@ -59,6 +62,7 @@ export function compileServicesOptions(
     postgresPort: options.postgresPort ?? config.POLYVISION_POSTGRES_PORT,
     kafkaPort: options.kafkaPort ?? config.POLYVISION_KAFKA_PORT,
     kafkaControllerPort: options.kafkaControllerPort ?? config.POLYVISION_KAFKA_CONTROLLER_PORT,
+    s3Port: options.s3Port ?? config.POLYVISION_S3_PORT,
     onProgress: options.onProgress ?? (() => {}),
   });
 }

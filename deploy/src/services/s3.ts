@@ -6,7 +6,7 @@ import { commandExists, exec } from './exec.ts';
 import { type ManagedSpec, stopManaged, upManaged } from './managed.ts';
 import type { ServicesOptions } from './options.ts';
 import { type RoundTrip, timeRoundTrip } from './round-trip.ts';
-import type { DownOutcome, UpOutcome } from './service.ts';
+import type { LocalService } from './service.ts';
 
 /**
  * A real S3-compatible server on loopback for the storage element's S3
@@ -36,12 +36,7 @@ export type S3ServiceOptions = Pick<ServicesOptions, 'workDir' | 'cacheDir' | 'o
 };
 
 /** The environment a client of the local S3 needs. */
-export interface S3Env {
-  S3_ENDPOINT: string;
-  S3_ACCESS_KEY_ID: string;
-  S3_SECRET_ACCESS_KEY: string;
-  S3_REGION: string;
-}
+export type S3Env = Record<'S3_ENDPOINT' | 'S3_ACCESS_KEY_ID' | 'S3_SECRET_ACCESS_KEY' | 'S3_REGION', string>;
 
 function portOf(options: S3ServiceOptions): number {
   if (options.s3Port !== undefined) return options.s3Port;
@@ -117,12 +112,11 @@ function spec(options: S3ServiceOptions): ManagedSpec {
 }
 
 /**
- * The local S3 service, shaped like the other local services (install, up,
- * status, down). Not yet in `services up`: see deploy/README or the
- * storage-element README for how it is hooked in.
+ * The local S3 service (versitygw), started by `services up` after Redis,
+ * PostgreSQL and Kafka; `services down` stops it.
  */
-export const s3Service = {
-  name: 's3' as const,
+export const s3Service: LocalService = {
+  name: 's3',
   envVar: 'S3_ENDPOINT',
   url: s3Url,
 
@@ -131,7 +125,7 @@ export const s3Service = {
    *
    * @throws PolyvisionError `services_package_missing` without Go, `services_command_failed` when the build fails.
    */
-  async install(options: S3ServiceOptions): Promise<void> {
+  async install(options) {
     const binary = versitygwPath(options);
     try {
       await access(binary, constants.X_OK);
@@ -155,14 +149,14 @@ export const s3Service = {
   },
 
   /** Starts versitygw unless an S3 server already answers on the port. */
-  up: (options: S3ServiceOptions): Promise<UpOutcome> => upManaged(spec(options)),
+  up: (options) => upManaged(spec(options)),
 
-  /** A real round trip with the server. */
-  async status(options: S3ServiceOptions, timeoutMs: number) {
+  /** A real round trip with the server (`GET /`). */
+  async status(options, timeoutMs) {
     const pid = await readPidFile(path.join(options.workDir, 's3', 'versitygw.pid'));
     const trip = await pingS3(s3Url(options), timeoutMs);
     return {
-      name: 's3' as const,
+      name: 's3',
       envVar: 'S3_ENDPOINT',
       url: s3Url(options),
       pid: pid && (await isAlive(pid)) ? pid : null,
@@ -171,5 +165,5 @@ export const s3Service = {
   },
 
   /** Stops our own instance; leaves an external one alone. */
-  down: (options: S3ServiceOptions): Promise<DownOutcome> => stopManaged(spec(options)),
+  down: (options) => stopManaged(spec(options)),
 };

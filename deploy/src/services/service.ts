@@ -1,16 +1,16 @@
 import type { ServicesOptions } from './options.ts';
 
 /** The names of the local services, in start order. */
-export type ServiceName = 'redis' | 'postgres' | 'kafka';
+export type ServiceName = 'redis' | 'postgres' | 'kafka' | 's3';
 
 /** What `status` finds for one service. */
 export interface ServiceStatus {
   name: ServiceName;
-  /** The environment variable tests and services read: REDIS_URL, DATABASE_URL, KAFKA_BROKERS. */
+  /** The environment variable tests and services read: REDIS_URL, DATABASE_URL, KAFKA_BROKERS, S3_ENDPOINT. */
   envVar: string;
   /** The value of that variable for this service. */
   url: string;
-  /** Whether a real round trip succeeded (Redis PING, PostgreSQL SELECT 1, Kafka metadata request). */
+  /** Whether a real round trip succeeded (Redis PING, PostgreSQL SELECT 1, Kafka metadata request, S3 `GET /`). */
   answering: boolean;
   /** The pid recorded in our working folder when that process is alive, else null. */
   pid: number | null;

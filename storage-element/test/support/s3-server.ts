@@ -3,10 +3,11 @@ import { s3Env, s3Service } from '../../../deploy/src/services/s3.ts';
 
 /**
  * The S3 endpoint for tests: `S3_ENDPOINT` (+ `S3_ACCESS_KEY_ID`,
- * `S3_SECRET_ACCESS_KEY`) when set, else the project's local versitygw
- * (built with `go install` on first use, then started as a daemon that
- * stays up like the other local services; `pnpm polyvision services down`
- * does not stop it yet: see deploy/src/services/s3.ts).
+ * `S3_SECRET_ACCESS_KEY`), which the vitest global setup exports from
+ * `pnpm polyvision services up` (or takes from the environment). Fallback when
+ * they are unset (e.g. `POLYVISION_SERVICES=off`): the project's local
+ * versitygw, built with `go install` on first use and started as a daemon
+ * like the other local services (`pnpm polyvision services down` stops it).
  */
 export async function ensureS3(): Promise<{ endpoint: string; accessKeyId: string; secretAccessKey: string }> {
   if (process.env.S3_ENDPOINT) {

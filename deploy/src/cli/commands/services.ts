@@ -3,13 +3,16 @@ import { exportLines, servicesDown, servicesStatus, servicesUp } from '../../ser
 
 const HELP = `Usage: pnpm polyvision services <up|down|status> [--json]
 
-Real Redis, PostgreSQL and Apache Kafka (KRaft) on 127.0.0.1, without Docker.
+Real Redis, PostgreSQL, Apache Kafka (KRaft) and an S3 server (versitygw) on
+127.0.0.1, without Docker.
 
-  up      install what is missing (apt-get, Kafka jars from Maven Central), start
-          what is not running, print export lines for REDIS_URL, DATABASE_URL and
-          KAFKA_BROKERS. Idempotent. Use: eval "$(pnpm -s polyvision services up)"
-  status  a real round trip with each service (PING, SELECT 1, metadata request);
-          exit status 0 only when all three answer
+  up      install what is missing (apt-get, Kafka jars from Maven Central,
+          versitygw with go install), start what is not running, print export
+          lines for REDIS_URL, DATABASE_URL, KAFKA_BROKERS, S3_ENDPOINT,
+          S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY and S3_REGION. Idempotent.
+          Use: eval "$(pnpm -s polyvision services up)"
+  status  a real round trip with each service (PING, SELECT 1, metadata
+          request, S3 GET /); exit status 0 only when all four answer
   down    stop them (and kill leftovers of this working folder)
 
 Options:
@@ -18,11 +21,12 @@ Options:
 
 Environment (defaults in brackets):
   POLYVISION_SERVICES_DIR           working folder [<repo>/.work/services]
-  POLYVISION_CACHE_DIR              jar and Maven cache [$HOME/.cache/polyvision]
+  POLYVISION_CACHE_DIR              jars, Maven and Go binaries [$HOME/.cache/polyvision]
   POLYVISION_REDIS_PORT             [56379]
   POLYVISION_POSTGRES_PORT          [55432]
   POLYVISION_KAFKA_PORT             [59092]
   POLYVISION_KAFKA_CONTROLLER_PORT  [59093]
+  POLYVISION_S3_PORT                [59000]
 
 Progress goes to stderr; only the export lines (or JSON) go to stdout.
 `;
