@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { type StageTask, stageCompletedSchema, stageTaskSchema } from '@polyvision/shared';
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../test/support/index.ts';
+import { MemoryBus } from '../../src/bus/memory/memory-bus.ts';
+import type { BusRecord } from '../../src/bus/message-bus.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { deterministicUuid } from '../../src/workers/runtime/report-ids.ts';
+import { PgStageClaimStore } from '../../src/workers/runtime/stage-claims.ts';
+import type { StageHandler } from '../../src/workers/runtime/stage-handler.ts';
+import { WorkerRuntime } from '../../src/workers/runtime/worker-runtime.ts';
+import { testDatabaseDrivers } from '../orchestrator/support/databases.ts';
+
+const driver = testDatabaseDrivers.find((d) => !d.skip)!;
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function task(overrides: Partial<StageTask> = {}): StageTask {
+  return stageTaskSchema.parse({
+    type: 'stage.task',
+    message_id: randomUUID(),
+    job_id: `job-${randomUUID()}`,
+    organization_id: 'acme',
+    match_id: 'm-1',
+    created_at: new Date().toISOString(),
+    stage: 'detect',
+    attempt: 1,
+    model_version: 'v1',
+    inputs: [],
+    params: {},
+    ...overrides,
+  });
+}
+
+async function setup(handler: StageHandler) {
+  const { db, drop } = await driver.open();
+  await migrate(db);
+  const bus = new MemoryBus({ defaultPartitions: 2 });
+  const runtime = new WorkerRuntime({
+    bus,
+    handlers: [handler],
+    claims: new PgStageClaimStore(db),
+    topicPrefix: 'w',
+    progressIntervalMs: 1,
+  });
+  await runtime.start();
+  const reports: BusRecord[] = [];
+  const reader = bus.createConsumer({ groupId: 'reader', topics: ['w.jobs.commands'] });
+  await reader.run({ eachMessage: async (r) => void reports.push(r) });
+  const producer = bus.createProducer();
+  cleanups.push(
+    drop,
+    () => runtime.close(),
+    () => reader.close(),
+  );
+  const sendTask = (t: StageTask | string) =>
+    producer.send('w.tasks.detect', [{ key: 'acme:m-1', value: typeof t === 'string' ? t : JSON.stringify(t) }]);
+  return { db, bus, runtime, reports, sendTask };
+}
+
+describe(`worker runtime (${driver.name})`, () => {
+  it('runs a task once however often it is delivered, and re-sends the stored result with the same message id', async () => {
+    let runs = 0;
+    const { reports, sendTask } = await setup({
+      stage: 'detect',
+      async run({ reportProgress }) {
+        runs += 1;
+        reportProgress(0.5);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return { outputs: [], stats: { frames: 7 } };
+      },
+    });
+    const t = task();
+    await sendTask(t);
+    await sendTask(t);
+    await sendTask(t);
+    const completed = () => reports.map((r) => JSON.parse(r.value)).filter((m) => m.type === 'stage.completed');
+    await waitFor(() => completed().length === 3);
+    expect(runs).toBe(1);
+    const ids = new Set(completed().map((m) => m.message_id));
+    expect([...ids]).toEqual([deterministicUuid(`${t.message_id}:stage.completed`)]);
+    const parsed = stageCompletedSchema.parse(completed()[0]);
+    expect(parsed).toMatchObject({ job_id: t.job_id, stage: 'detect', attempt: 1, stats: { frames: 7 } });
+    expect(reports.every((r) => r.key === 'acme:m-1')).toBe(true);
+    expect(reports.some((r) => JSON.parse(r.value).type === 'stage.progress')).toBe(true);
+  });
+
+  it('reports failures with the retriable flag, and dead-letters a malformed task without blocking', async () => {
+    const { bus, reports, sendTask } = await setup({
+      stage: 'detect',
+      async run({ task: t }) {
+        if (t.model_version === 'bad-input') throw Object.assign(new Error('plain error'), {});
+        throw new (await import('@polyvision/shared')).PolyvisionError('input_unreadable', 'cannot read', {
+          retriable: false,
+        });
+      },
+    });
+    await sendTask('{"type":"stage.task"}');
+    await sendTask(task({ model_version: 'bad-input' }));
+    await sendTask(task());
+    const failed = () => reports.map((r) => JSON.parse(r.value)).filter((m) => m.type === 'stage.failed');
+    await waitFor(() => failed().length === 2);
+    expect(failed().map((m) => [m.error.code, m.error.retriable])).toEqual([
+      ['stage_error', true],
+      ['input_unreadable', false],
+    ]);
+    const dlq = bus.records('w.dlq').map((r) => JSON.parse(r.value));
+    expect(dlq).toHaveLength(1);
+    expect(dlq[0]).toMatchObject({ original_topic: 'w.tasks.detect', error: { code: 'schema_mismatch' } });
+  });
+
+  it('on close, aborts a running task and hands it back uncommitted (its claim released)', async () => {
+    let aborted = false;
+    const { db, bus, runtime, sendTask } = await setup({
+      stage: 'detect',
+      async run({ signal }) {
+        await new Promise((_, reject) =>
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            reject(signal.reason);
+          }),
+        );
+        return { outputs: [] };
+      },
+    });
+    const t = task();
+    await sendTask(t);
+    await waitFor(
+      async () =>
+        (await db.query(`SELECT 1 FROM stage_claims WHERE task_message_id = $1`, [t.message_id])).rowCount === 1,
+    );
+    await runtime.close();
+    expect(aborted).toBe(true);
+    expect((await db.query(`SELECT 1 FROM stage_claims WHERE task_message_id = $1`, [t.message_id])).rowCount).toBe(0);
+    const lag = await bus.groupLag('w-worker-detect', 'w.tasks.detect');
+    expect([...lag.values()].reduce((a, b) => a + b, 0)).toBe(1); // not committed: another worker takes it
+  });
+});
