@@ -312,30 +312,44 @@ export class AdaptiveCapacityMonitor {
     this.#leader = record ? { id: record.value, term: record.term } : null;
   }
 
+  /**
+   * The leader's scheduler: starts the poll of every due SE (at most
+   * `pollConcurrency` in flight, each on its own, never waiting for a whole
+   * round), then sleeps until the next SE is due or a poll ends or a lazy
+   * update asks for one.
+   */
   async #pollLoop(term: number, stop: AbortSignal): Promise<void> {
     const nowMs = Date.now();
     for (const se of this.#o.storageElements) {
       this.#states.set(se.storage_id, initialPollState(this.#settings));
       this.#dueAtMs.set(se.storage_id, nowMs);
     }
+    const inFlight = new Set<Promise<void>>();
     while (!stop.aborted) {
       const now = Date.now();
-      const due = this.#o.storageElements.filter((se) => (this.#dueAtMs.get(se.storage_id) ?? 0) <= now);
-      if (due.length > 0) {
-        for (const se of due) this.#dueAtMs.set(se.storage_id, Number.POSITIVE_INFINITY);
-        await mapWithConcurrency(due, this.#settings.pollConcurrency, (se) => this.#pollAndStore(se, term, stop));
-        this.#updateAvailableGauge();
-        continue;
+      for (const se of this.#o.storageElements) {
+        if (inFlight.size >= this.#settings.pollConcurrency) break;
+        if ((this.#dueAtMs.get(se.storage_id) ?? Number.POSITIVE_INFINITY) > now) continue;
+        this.#dueAtMs.set(se.storage_id, Number.POSITIVE_INFINITY);
+        const poll: Promise<void> = this.#pollAndStore(se, term, stop).finally(() => {
+          inFlight.delete(poll);
+          this.#updateAvailableGauge();
+          this.#wake();
+        });
+        inFlight.add(poll);
       }
       const next = Math.min(...this.#dueAtMs.values());
+      const waitMs = inFlight.size >= this.#settings.pollConcurrency ? 2 ** 31 - 1 : next - Date.now();
+      if (waitMs <= 0) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(0, Math.min(next - now, 2 ** 31 - 1)));
+        const timer = setTimeout(resolve, Math.min(waitMs, 2 ** 31 - 1));
         this.#wake = () => {
           clearTimeout(timer);
           resolve();
         };
       });
     }
+    await Promise.allSettled([...inFlight]);
   }
 
   /** Polls one SE with retries and writes the cache; updates its schedule. Never throws. */
@@ -513,20 +527,4 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
       timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
-}
-
-/** Runs `fn` over `items`, at most `limit` at a time. */
-async function mapWithConcurrency<T>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  });
-  await Promise.all(workers);
 }

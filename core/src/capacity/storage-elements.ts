@@ -11,6 +11,8 @@ export interface StorageElementConfig {
   token: string;
   /** Datacenter name, for affinity. */
   location: string;
+  /** Where the SE's datacenter is drawn on the ops capacity map: `{lat, lon}` in degrees or `{x, y}` on a free plane. Optional. */
+  coordinates?: { lat: number; lon: number } | { x: number; y: number };
 }
 
 export const storageElementConfigSchema = z.object({
@@ -18,6 +20,12 @@ export const storageElementConfigSchema = z.object({
   endpoint: z.url({ protocol: /^https?$/, message: 'an http(s) URL' }),
   token: z.string().min(1).max(4096),
   location: z.string().min(1).max(128),
+  coordinates: z
+    .union([
+      z.strictObject({ lat: z.number().min(-90).max(90), lon: z.number().min(-180).max(180) }),
+      z.strictObject({ x: z.number(), y: z.number() }),
+    ])
+    .optional(),
 });
 
 const listSchema = z
@@ -29,7 +37,8 @@ const listSchema = z
 
 /**
  * Parses the SE list from `STORAGE_ELEMENTS` (a JSON array of
- * `{storage_id, endpoint, token, location}`) or `STORAGE_ELEMENTS_FILE`
+ * `{storage_id, endpoint, token, location, coordinates?}`, coordinates
+ * `{lat, lon}` or `{x, y}` for the ops map) or `STORAGE_ELEMENTS_FILE`
  * (the same JSON in a file). Trailing slashes of endpoints are removed.
  *
  * @throws ConfigError naming the variable: neither or both set, unreadable
