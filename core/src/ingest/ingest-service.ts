@@ -16,8 +16,9 @@ import {
 } from '@polyvision/shared';
 import { Hono } from 'hono';
 import { Redis } from 'ioredis';
-import { AdaptiveCapacityMonitor, CapacityCache } from '../capacity/index.ts';
+import { AdaptiveCapacityMonitor, CAPACITY_LEADER_KEY, CapacityCache } from '../capacity/index.ts';
 import { createDatabase, type Database, migrate } from '../db/index.ts';
+import { createOpsService } from '../ops/ops-service.ts';
 import { type EdgeIdentity, verifyEdgeToken } from './edge-tokens.ts';
 import type { IngestSettings } from './options.ts';
 import { RedisLocker } from './redis-locker.ts';
@@ -60,13 +61,14 @@ export async function startIngest(settings: IngestSettings, logger: Logger = sil
   const ttlStore = new RedisTtlStore(redis, { keyPrefix: prefix });
   const elections = new Elections(ttlStore, { logger });
   const agent = createHttpAgent({ connections: 64 });
+  const cache = new CapacityCache(redis, prefix);
   const monitor = new AdaptiveCapacityMonitor({
     instanceId: settings.instanceId,
     storageElements: settings.storageElements,
     settings: settings.capacity,
     elections,
     store: ttlStore,
-    cache: new CapacityCache(redis, prefix),
+    cache,
     registry,
     logger,
     dispatcher: agent,
@@ -100,7 +102,10 @@ export async function startIngest(settings: IngestSettings, logger: Logger = sil
     ownerOf: (id) => owners.get(id),
     onPlacement: (attempts, placed) => {
       const refused = attempts.filter((a) => a.outcome === 'insufficient_storage');
-      for (const a of refused) refusals.inc({ storage_id: a.storage_id });
+      for (const a of refused) {
+        refusals.inc({ storage_id: a.storage_id });
+        void ops?.map.noteInsufficientStorage(a.storage_id, a.message ?? '').catch(() => undefined);
+      }
       placements.inc({ outcome: !placed ? 'failed' : refused.length > 0 ? 'after_507' : 'first_try' });
     },
   });
@@ -130,6 +135,23 @@ export async function startIngest(settings: IngestSettings, logger: Logger = sil
     return c.json({ ...result, capacity_monitor: capacity }, result.status === 'ok' ? 200 : 503);
   });
   app.route('/', metricsRoute(registry));
+  // Ops capacity map (core/src/ops): /ops, /api/v1/capacity-map[/events], behind OPS_TOKENS.
+  const ops = settings.ops
+    ? createOpsService(settings.ops, {
+        instanceId: settings.instanceId,
+        storageElements: settings.storageElements,
+        capacitySettings: settings.capacity,
+        redis,
+        keyPrefix: prefix,
+        cache,
+        leaderStore: ttlStore,
+        leaderKey: CAPACITY_LEADER_KEY,
+        role: () => (!settings.capacity.enabled ? 'disabled' : monitor.isLeader ? 'leader' : 'follower'),
+        db,
+        logger,
+      })
+    : undefined;
+  if (ops) app.route('/', ops.routes);
   const auth = bearerAuth({
     realm: 'polyvision-ingest',
     verify: async (token, c) => {
@@ -173,6 +195,7 @@ export async function startIngest(settings: IngestSettings, logger: Logger = sil
     server = await serve(app, { port: env.INGEST_PORT, host: env.INGEST_HOST });
   } catch (error) {
     clearInterval(sweep);
+    await ops?.close();
     await monitor.close();
     await Promise.allSettled([redis.quit(), subscriber.quit(), db.close(), agent.close()]);
     throw error;
@@ -189,6 +212,7 @@ export async function startIngest(settings: IngestSettings, logger: Logger = sil
     close() {
       closing ??= (async () => {
         clearInterval(sweep);
+        await ops?.close();
         await server.close();
         await monitor.close();
         await elections.close();

@@ -7,6 +7,7 @@ import {
   loadStorageElements,
   type StorageElementConfig,
 } from '../capacity/index.ts';
+import { loadOpsSettings, type OpsSettings } from '../ops/options.ts';
 
 /** Environment of `pnpm polyvision ingest` (documented in core/README.md, "Ingest"). */
 export const ingestEnvSchema = z.object({
@@ -58,6 +59,8 @@ export interface IngestSettings {
   instanceId: string;
   storageElements: StorageElementConfig[];
   capacity: CapacityMonitorSettings;
+  /** The ops capacity map (`OPS_*`); null (not served) without `OPS_TOKENS`. */
+  ops?: OpsSettings | null;
 }
 
 /**
@@ -71,5 +74,6 @@ export function loadIngestSettings(env: Record<string, string | undefined> = pro
     instanceId: parsed.INGEST_INSTANCE_ID ?? `${hostname()}:${process.pid}`,
     storageElements: loadStorageElements(env),
     capacity: loadCapacityMonitorSettings(env),
+    ops: loadOpsSettings(env),
   };
 }

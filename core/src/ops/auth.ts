@@ -1,0 +1,35 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { bearerAuth } from '@polyvision/shared';
+import type { MiddlewareHandler } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { OPS_SESSION_COOKIE, type OpsSessions } from './session.ts';
+
+/**
+ * Whether `token` is one of the operator tokens. Compares SHA-256 digests
+ * in constant time and visits every token, so timing says nothing about
+ * which prefix matched.
+ */
+export function isOperatorToken(tokens: readonly string[], token: string): boolean {
+  const given = createHash('sha256').update(token).digest();
+  let ok = false;
+  for (const t of tokens) {
+    if (timingSafeEqual(given, createHash('sha256').update(t).digest())) ok = true;
+  }
+  return ok;
+}
+
+/**
+ * Read-only operator auth (middleware factory): a valid ops session cookie
+ * (see {@link OpsSessions}; what the page and its `EventSource` send), or
+ * `Authorization: Bearer <operator token>` (scripts, curl). Anything else is
+ * answered by the shared {@link bearerAuth}: 401 `{code: 'unauthorized'}`
+ * with `WWW-Authenticate`, or 400 for a malformed header. Edge tokens are
+ * not operator tokens and are refused.
+ */
+export function opsAuth(tokens: readonly string[], sessions: OpsSessions): MiddlewareHandler {
+  const bearer = bearerAuth({ realm: 'polyvision-ops', verify: (token) => isOperatorToken(tokens, token) });
+  return async (c, next) => {
+    if (!c.req.header('authorization') && sessions.verify(getCookie(c, OPS_SESSION_COOKIE))) return next();
+    return bearer(c, next);
+  };
+}

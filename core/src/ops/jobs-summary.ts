@@ -1,0 +1,83 @@
+import type { Database } from '../db/index.ts';
+import { listJobs } from '../orchestrator/state/job-queries.ts';
+
+/** Per-stage counts of the jobs panel. */
+export interface StageCounts {
+  stage: string;
+  /** Stages of live jobs waiting for a worker or for their turn (`pending`, `dispatched`). */
+  queued: number;
+  running: number;
+  /** Failed stage runs of jobs created in the last 24 h. */
+  failed: number;
+  /** Completed stage runs of jobs created in the last 24 h. */
+  completed: number;
+}
+
+/** A job as the panel lists it. */
+export interface JobLine {
+  job_id: string;
+  organization_id: string;
+  match_id: string;
+  status: string;
+  progress_percent: number;
+  /** The stage running now (or the first not finished), if any. */
+  current_stage: string | null;
+  stages: Array<{ stage: string; status: string; progress_percent: number }>;
+  updated_at: string;
+}
+
+/** The jobs panel: counts per stage and the newest jobs. */
+export interface JobsSummary {
+  stages: StageCounts[];
+  latest: JobLine[];
+}
+
+/**
+ * Reads the jobs panel from the orchestrator's tables (`jobs`,
+ * `job_stages`, migration 0002), read-only: one aggregate query and the
+ * orchestrator's own {@link listJobs} for the newest `latestCount` jobs.
+ *
+ * @throws the database error (the caller shows it instead of the panel).
+ */
+export async function readJobsSummary(db: Database, latestCount: number): Promise<JobsSummary> {
+  const counts = await db.query<{ stage: string; queued: string; running: string; failed: string; completed: string }>(
+    `SELECT s.stage,
+            count(*) FILTER (WHERE s.status IN ('pending', 'dispatched') AND j.status IN ('queued', 'running')) AS queued,
+            count(*) FILTER (WHERE s.status = 'running' AND j.status IN ('queued', 'running')) AS running,
+            count(*) FILTER (WHERE s.status = 'failed' AND j.created_at > now() - interval '24 hours') AS failed,
+            count(*) FILTER (WHERE s.status = 'completed' AND j.created_at > now() - interval '24 hours') AS completed
+       FROM job_stages s JOIN jobs j ON j.job_id = s.job_id
+      WHERE j.status IN ('queued', 'running') OR j.created_at > now() - interval '24 hours'
+      GROUP BY s.stage
+      ORDER BY s.stage`,
+  );
+  const { jobs } = await listJobs(db, { limit: latestCount });
+  return {
+    stages: counts.rows.map((r) => ({
+      stage: r.stage,
+      queued: Number(r.queued),
+      running: Number(r.running),
+      failed: Number(r.failed),
+      completed: Number(r.completed),
+    })),
+    latest: jobs.map((job) => {
+      const current =
+        job.stages.find((s) => s.status === 'running') ??
+        job.stages.find((s) => s.status !== 'completed' && s.status !== 'cancelled');
+      return {
+        job_id: job.job_id,
+        organization_id: job.organization_id,
+        match_id: job.match_id,
+        status: job.status,
+        progress_percent: job.progress_percent,
+        current_stage: job.status === 'queued' || job.status === 'running' ? (current?.stage ?? null) : null,
+        stages: job.stages.map((s) => ({
+          stage: s.stage,
+          status: s.status,
+          progress_percent: Math.round(s.progress * 1000) / 10,
+        })),
+        updated_at: job.updated_at,
+      };
+    }),
+  };
+}
