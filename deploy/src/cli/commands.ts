@@ -20,6 +20,11 @@ export const commands: Command[] = [
     load: () => import('./commands/edge.ts'),
   },
   {
+    name: 'cluster',
+    summary: 'up|down|status: 3 SEs, 2 ingest, 2 orchestrators, 1 worker as local processes on the real services',
+    load: () => import('./commands/cluster.ts'),
+  },
+  {
     name: 'services',
     summary: 'up|down|status: real Redis, PostgreSQL and Kafka on loopback for tests and local runs',
     load: () => import('./commands/services.ts'),

@@ -1,0 +1,228 @@
+/**
+ * `pnpm polyvision cluster`: the local multi-process cluster on the real
+ * services. It starts (3 SEs in 3 datacenters, 2 orchestrators, 2 ingest, 1
+ * worker), takes one short synthetic panorama through a real tus 1.0.0 upload
+ * on an ingest replica, the job runs through the orchestrators and the worker
+ * to `completed`, and `down` leaves no process behind.
+ *
+ * The worker runs the counting test double of each stage (`--test-stages`):
+ * the real stage handlers (`core/src/workers/<stage>/handler.ts`) are not
+ * wired into the worker runtime yet.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { resolveFfmpegPath } from '@polyvision/shared';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createTestRedis,
+  createTestSchema,
+  serviceUrl,
+  type TestRedis,
+  type TestSchema,
+  uniqueName,
+  waitFor,
+} from '../../test/support/index.ts';
+import {
+  type ClusterOptions,
+  type ClusterState,
+  clusterDown,
+  clusterStatus,
+  clusterUp,
+  findProcessesInFolder,
+} from '../src/cluster/index.ts';
+
+const run = promisify(execFile);
+
+async function portFree(port: number): Promise<boolean> {
+  const server = net.createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** A base port whose 3 SE, 2 ingest and 2 orchestrator ports are all free now. */
+async function freeBasePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 400) * 100;
+    const ports = [1, 2, 3, 101, 102, 201, 202].map((offset) => base + offset);
+    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
+  }
+  throw new Error('no free port range');
+}
+
+/** tus `Upload-Metadata`: comma-separated `key base64(value)` pairs (tus 1.0.0, Creation extension). */
+function uploadMetadata(fields: Record<string, string>): string {
+  return Object.entries(fields)
+    .map(([key, value]) => `${key} ${Buffer.from(value).toString('base64')}`)
+    .join(',');
+}
+
+describe('local cluster', () => {
+  let options: Partial<ClusterOptions>;
+  let schema: TestSchema;
+  let redis: TestRedis;
+  let state: ClusterState;
+  const progress: string[] = [];
+  const topicPrefix = uniqueName('cluster');
+
+  beforeAll(async () => {
+    schema = await createTestSchema('cluster');
+    redis = await createTestRedis('cluster');
+    options = {
+      workDir: path.join(tmpdir(), uniqueName('cluster')),
+      basePort: await freeBasePort(),
+      testStages: true,
+      topicPrefix,
+      databaseSchema: schema.schema,
+      redisKeyPrefix: redis.prefix,
+      storageCapacityLimitBytes: 256 * 1024 ** 2,
+      onProgress: (line) => progress.push(line),
+    };
+  });
+
+  afterAll(async () => {
+    if (options) await clusterDown(options, { purge: true }).catch(() => {});
+    const kafka = new Kafka({ brokers: serviceUrl('KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${topicPrefix}.`));
+      if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
+      const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(topicPrefix));
+      if (groups.length > 0) await admin.deleteGroups(groups).catch(() => {});
+    } finally {
+      await admin.disconnect();
+    }
+    await redis?.close();
+    await schema?.close();
+  });
+
+  it('starts 3 SEs, 2 orchestrators, 2 ingest and 1 worker, all ready; a second up keeps them', async () => {
+    const up = await clusterUp(options);
+    state = up.state;
+    expect(up.outcome).toBe('started');
+    expect(state.processes.map((p) => p.name)).toEqual([
+      'se-1-dc-east',
+      'se-2-dc-west',
+      'se-3-dc-north',
+      'orchestrator-1',
+      'orchestrator-2',
+      'ingest-1',
+      'ingest-2',
+      'worker-1',
+    ]);
+    expect(state.edgeToken).toMatch(/\S{20,}/);
+    const status = await clusterStatus(options);
+    expect(status?.processes.map((p) => [p.name, p.alive, p.ready])).toEqual(
+      state.processes.map((p) => [p.name, true, true]),
+    );
+    // Each SE reports its own datacenter.
+    const locations = await Promise.all(
+      state.processes
+        .filter((p) => p.role === 'storage-element')
+        .map(async (p) => {
+          const response = await fetch(`${p.url}/api/v1/capacity`, {
+            headers: { authorization: `Bearer ${state.storageToken}` },
+          });
+          return ((await response.json()) as { location: string }).location;
+        }),
+    );
+    expect(locations).toEqual(['dc-east', 'dc-west', 'dc-north']);
+
+    const again = await clusterUp(options);
+    expect(again.outcome).toBe('running');
+    expect(again.state.processes.map((p) => p.pid)).toEqual(state.processes.map((p) => p.pid));
+  }, 240_000);
+
+  it('takes a synthetic panorama uploaded with tus through the orchestrators and the worker to a completed job', async () => {
+    const file = path.join(options.workDir as string, 'panorama.mp4');
+    await run(resolveFfmpegPath(), [
+      ...['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x160:rate=10:duration=2'],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-y', file],
+    ]);
+    const body = await readFile(file);
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    const matchId = uniqueName('match');
+    const ingest = state.processes.filter((p) => p.role === 'ingest');
+    const auth = { authorization: `Bearer ${state.edgeToken}`, 'tus-resumable': '1.0.0' };
+
+    const created = await fetch(`${ingest[0]?.url}/api/v1/uploads`, {
+      method: 'POST',
+      headers: {
+        ...auth,
+        'upload-length': String(body.length),
+        'upload-metadata': uploadMetadata({
+          organization_id: state.organizationId,
+          match_id: matchId,
+          kind: 'panorama',
+          filename: 'panorama.mp4',
+          sha256,
+        }),
+      },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const location = created.headers.get('location') as string;
+    const uploadId = location.split('/').at(-1) as string;
+    // The bytes go to the OTHER replica: uploads are not tied to the replica that created them.
+    const patched = await fetch(new URL(location, `${ingest[1]?.url}/api/v1/uploads/`), {
+      method: 'PATCH',
+      headers: { ...auth, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      body,
+    });
+    expect(patched.status, await patched.clone().text()).toBe(204);
+    expect(patched.headers.get('upload-offset')).toBe(String(body.length));
+
+    const { rows } = await schema.pool.query<{ storage_id: string; size_bytes: string; sha256: string }>(
+      'SELECT storage_id, size_bytes, sha256 FROM files WHERE match_id = $1',
+      [matchId],
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ size_bytes: String(body.length), sha256 });
+    expect(['se-1-dc-east', 'se-2-dc-west', 'se-3-dc-north']).toContain(rows[0]?.storage_id);
+
+    const jobId = `job-${uploadId}`;
+    const orchestrator = state.processes.find((p) => p.role === 'orchestrator');
+    let job: { status: string; stages: { stage: string; status: string }[] } | undefined;
+    await waitFor(
+      async () => {
+        const response = await fetch(`${orchestrator?.url}/api/v1/jobs/${jobId}`);
+        if (response.status !== 200) return false;
+        job = (await response.json()) as typeof job;
+        return job?.status === 'completed' || job?.status === 'failed';
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    expect(job?.status, JSON.stringify(job)).toBe('completed');
+    expect(job?.stages.length).toBeGreaterThan(0);
+    expect(job?.stages.every((s) => s.status === 'completed')).toBe(true);
+    // The counting test double ran every stage of the job, in the worker of this cluster.
+    const executions = await schema.pool.query<{ n: string }>(
+      'SELECT count(DISTINCT stage) AS n FROM test_stage_executions WHERE job_id = $1',
+      [jobId],
+    );
+    expect(Number(executions.rows[0]?.n)).toBe(job?.stages.length);
+  }, 180_000);
+
+  it('down stops every process and leaves nothing running in the cluster folder', async () => {
+    const pids = state.processes.map((p) => p.pid);
+    const down = await clusterDown(options);
+    expect(Object.keys(down.stopped).sort()).toEqual(state.processes.map((p) => p.name).sort());
+    for (const outcome of Object.values(down.stopped)) expect(outcome).toBe('stopped');
+    expect(down.leftoversKilled).toEqual([]);
+    for (const pid of pids) {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+      expect(stat === null || stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z'), `pid ${pid}`).toBe(true);
+    }
+    expect(await findProcessesInFolder(options.workDir as string)).toEqual([]);
+    for (const p of state.processes) if (p.port !== null) expect(await portFree(p.port), p.name).toBe(true);
+    expect(await clusterStatus(options)).toBeNull();
+    await rm(options.workDir as string, { recursive: true, force: true });
+  }, 120_000);
+});
