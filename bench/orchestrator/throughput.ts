@@ -1,0 +1,88 @@
+/**
+ * Throughput benchmark: stage transitions per second with the counting test
+ * stage (no sleep) on 1 and on 3 orchestrator processes (the baseline and
+ * the measure, same run), and the latency from a worker's `stage.completed`
+ * to the next task published by the outbox relay (Kafka CreateTime of both
+ * records), p50 / p99.
+ *
+ *   node bench/orchestrator/throughput.ts [--jobs 200] [--replicas 1,3]
+ */
+import { parseArgs } from 'node:util';
+import { STAGE_DEPENDENCIES } from '../../core/src/orchestrator/contracts/stages.ts';
+import { ALL_STAGES } from '../../core/test/orchestrator/support/harness.ts';
+import { waitFor } from '../../test/support/index.ts';
+import { benchWorld, summarize, writeResult } from './world.ts';
+
+const { values } = parseArgs({
+  options: { jobs: { type: 'string', default: '200' }, replicas: { type: 'string', default: '1,3' } },
+});
+const jobs = Number(values.jobs);
+const replicaCounts = String(values.replicas).split(',').map(Number);
+
+const measures: Record<string, unknown>[] = [];
+for (const replicaCount of replicaCounts) {
+  const world = await benchWorld({ sessionTimeoutMs: 10_000 });
+  const { harness: h } = world;
+  try {
+    for (let i = 0; i < replicaCount; i++) await world.startReplica();
+    await world.spreadOver(world.replicas.map((r) => r.instance));
+    const completions = await h.collect(`${h.prefix}.jobs.commands`);
+    const tasks = await Promise.all(ALL_STAGES.map((stage) => h.collect(`${h.prefix}.tasks.${stage}`)));
+    await h.startWorker({ sleepMs: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 3_000)); // consumers joined
+    const startedAt = Date.now();
+    const ids = await h.submit(jobs);
+    await h.waitForStatus(ids, 'completed', 600_000);
+    const wallMs = Date.now() - startedAt;
+    const span = await h.db.query<{ ms: number }>(
+      `SELECT extract(epoch FROM max(finished_at) - min(created_at)) * 1000 AS ms FROM jobs WHERE job_id = ANY($1::text[])`,
+      [ids],
+    );
+    const spanMs = Number(span.rows[0]!.ms);
+    await waitFor(() => tasks.flat().length >= jobs * ALL_STAGES.length, { timeoutMs: 30_000 });
+    const completedAt = new Map<string, number>();
+    for (const record of completions) {
+      const message = JSON.parse(record.value) as { type: string; job_id: string; stage: string };
+      if (message.type === 'stage.completed') completedAt.set(`${message.job_id}:${message.stage}`, record.timestampMs);
+    }
+    const latencies: number[] = [];
+    for (const record of tasks.flat()) {
+      const task = JSON.parse(record.value) as {
+        job_id: string;
+        stage: keyof typeof STAGE_DEPENDENCIES;
+        attempt: number;
+      };
+      const deps = STAGE_DEPENDENCIES[task.stage].filter((d) => ALL_STAGES.includes(d));
+      if (deps.length === 0 || task.attempt !== 1) continue;
+      const ready = Math.max(...deps.map((d) => completedAt.get(`${task.job_id}:${d}`) ?? Number.NaN));
+      if (Number.isFinite(ready)) latencies.push(record.timestampMs - ready);
+    }
+    const transitions = jobs * ALL_STAGES.length;
+    const measure = {
+      replicas: replicaCount,
+      jobs,
+      stage_transitions: transitions,
+      span_ms: Math.round(spanMs),
+      wall_ms: wallMs,
+      transitions_per_s: Math.round((transitions / spanMs) * 1000 * 10) / 10,
+      completed_to_next_task_ms: summarize(latencies),
+    };
+    process.stderr.write(`${JSON.stringify(measure)}\n`);
+    measures.push(measure);
+  } finally {
+    await world.close();
+  }
+}
+const base = measures[0] as { transitions_per_s: number } | undefined;
+await writeResult('orchestrator-throughput', {
+  measured_at: new Date().toISOString(),
+  command: `node bench/orchestrator/throughput.ts --jobs ${jobs} --replicas ${replicaCounts.join(',')}`,
+  worker:
+    'one in-process WorkerRuntime, counting test stage without sleep, 4 task partitions per stage, 4 tasks at once',
+  measures: measures.map((m) => ({
+    ...m,
+    ratio_to_first: base
+      ? Math.round(((m as { transitions_per_s: number }).transitions_per_s / base.transitions_per_s) * 100) / 100
+      : null,
+  })),
+});
