@@ -17,4 +17,5 @@ export * from './letterbox.ts';
 export * from './model/index.ts';
 export * from './nms.ts';
 export * from './run-detect.ts';
+export * from './stage-io.ts';
 export * from './tiling.ts';

@@ -25,7 +25,7 @@ export interface EncodeHlsParams {
   inputPath: string;
   /** Folder to create with `master.m3u8`, `<name>/index.m3u8` + segments, `poster.jpg`; must not exist yet. */
   outputDir: string;
-  /** Rungs taller than the source are dropped (the smallest is always kept). @defaultValue DEFAULT_RENDITIONS */
+  /** Rungs taller than the source are dropped (a source below every rung gets one rung at its own height). @defaultValue DEFAULT_RENDITIONS */
   renditions?: readonly Rendition[];
   /** Target segment length, seconds; keyframes are forced on segment boundaries. @defaultValue 4 */
   segmentSeconds?: number;
@@ -79,7 +79,12 @@ export async function encodeHls(params: EncodeHlsParams): Promise<EncodeHlsSumma
   const ladder = [...(params.renditions ?? DEFAULT_RENDITIONS)].sort((a, b) => b.height - a.height);
   if (ladder.length === 0) throw new PolyvisionError('encode_options_invalid', 'at least one rendition is needed');
   const fitting = ladder.filter((r) => r.height <= info.height);
-  const rungs = fitting.length > 0 ? fitting : [ladder.at(-1)!];
+  // A source smaller than every rung is encoded once at its own height (never upscaled).
+  const smallest = ladder.at(-1)!;
+  const rungs =
+    fitting.length > 0
+      ? fitting
+      : [{ name: `${info.height}p`, height: info.height, videoBitrate: smallest.videoBitrate }];
   const exists = await readdir(params.outputDir).then(
     () => true,
     () => false,
