@@ -60,12 +60,12 @@ export function hotaMetrics(seq: EvalSequence): HotaMetrics {
     const sim = similarities[f]!;
     const rowSum = sim.map((row) => row.reduce((a, b) => a + b, 0));
     const colSum = frame.trackerIds.map((_, j) => sim.reduce((a, row) => a + row[j]!, 0));
-    sim.forEach((row, i) =>
-      row.forEach((s, j) => {
+    for (const [i, row] of sim.entries()) {
+      for (const [j, s] of row.entries()) {
         const denom = rowSum[i]! + colSum[j]! - s;
         if (denom > EPS) potential[frame.gtIds[i]!]![frame.trackerIds[j]!]! += s / denom;
-      }),
-    );
+      }
+    }
     for (const g of frame.gtIds) gtCount[g]! += 1;
     for (const t of frame.trackerIds) trCount[t]! += 1;
   });

@@ -26,11 +26,11 @@ export function identityMetrics(seq: EvalSequence, threshold = 0.5): IdentityMet
   const trCount = new Array<number>(T).fill(0);
   for (const frame of seq.frames) {
     const similarity = similarityMatrix(frame);
-    similarity.forEach((row, i) =>
-      row.forEach((s, j) => {
+    for (const [i, row] of similarity.entries()) {
+      for (const [j, s] of row.entries()) {
         if (s >= threshold) potential[frame.gtIds[i]!]![frame.trackerIds[j]!]! += 1;
-      }),
-    );
+      }
+    }
     for (const g of frame.gtIds) gtCount[g]! += 1;
     for (const t of frame.trackerIds) trCount[t]! += 1;
   }
