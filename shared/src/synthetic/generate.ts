@@ -235,7 +235,10 @@ export async function generateMatch(options: SynthOptions, run: GenerateOptions 
             writes.push(view.encoder.write(view.frame));
           }
         }
-        await Promise.all(writes);
+        // Settle every write before reacting to a failure, so that nothing is left pending.
+        const settled = await Promise.allSettled(writes);
+        const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
         sim.step();
         run.onProgress?.(frame + 1, o.frameCount);
       }
@@ -292,9 +295,19 @@ export async function generateMatch(options: SynthOptions, run: GenerateOptions 
     return manifest;
   } catch (error) {
     await Promise.all(views.map((v) => v.encoder?.kill()));
-    for (const v of views) v.gt.destroy();
+    await Promise.allSettled(views.map((v) => closeStream(v.gt)));
     if (signal?.aborted && !(error instanceof PolyvisionError && error.code === 'aborted')) {
       throw new PolyvisionError('aborted', 'synthetic match generation was aborted', { cause: error });
+    }
+    if (error instanceof PolyvisionError && error.code === 'child_stdin_closed') {
+      // An encoder stopped reading: its own failure (exit code, stderr) says why.
+      for (const v of views) {
+        const failure = await v.encoder?.done.then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        if (failure instanceof PolyvisionError && failure.code === 'child_failed') throw failure;
+      }
     }
     throw error;
   } finally {

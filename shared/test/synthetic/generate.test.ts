@@ -293,6 +293,14 @@ describe('generateMatch bad input', () => {
     });
   });
 
+  it('reports an encoder that fails, leaving nothing behind', async () => {
+    const target = join(dir, 'encoder-fails');
+    await expect(generateMatch({ ...OPTIONS, outDir: target }, { ffmpegPath: '/bin/false' })).rejects.toMatchObject({
+      code: 'child_failed',
+    });
+    expect(await readdir(target)).toEqual([]);
+  });
+
   it('leaves no finished-looking file and no ffmpeg behind when aborted', async () => {
     const target = join(dir, 'aborted');
     const controller = new AbortController();

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 WORK=${WORK:-/tmp/player-detector}
-STEPS=${STEPS:-4000}
+STEPS=${STEPS:-3000}
 mkdir -p "$WORK"
 if [ ! -x "$WORK/venv/bin/python" ]; then
   python3 -m venv "$WORK/venv"

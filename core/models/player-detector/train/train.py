@@ -9,7 +9,7 @@ both normalised by the number of positive cells, with Adam and a cosine
 learning-rate schedule. Deterministic for a seed (numpy + JAX on CPU).
 
 Usage:
-    python train.py --data data/train --out work/params.npz --steps 1500
+    python train.py --data data/train --out work/params.npz --steps 3000
 """
 from __future__ import annotations
 
@@ -141,7 +141,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", required=True, type=Path)
     ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--steps", type=int, default=1500)
+    ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--crop", type=int, default=192)
     ap.add_argument("--lr", type=float, default=2e-3)
