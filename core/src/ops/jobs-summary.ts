@@ -1,3 +1,4 @@
+import { STAGES } from '@polyvision/shared';
 import type { Database } from '../db/index.ts';
 import { listJobs } from '../orchestrator/state/job-queries.ts';
 
@@ -34,7 +35,8 @@ export interface JobsSummary {
 
 /**
  * Reads the jobs panel from the orchestrator's tables (`jobs`,
- * `job_stages`, migration 0002), read-only: one aggregate query and the
+ * `job_stages`, migration 0002), read-only: one aggregate query (stages in
+ * pipeline order) and the
  * orchestrator's own {@link listJobs} for the newest `latestCount` jobs.
  *
  * @throws the database error (the caller shows it instead of the panel).
@@ -49,7 +51,8 @@ export async function readJobsSummary(db: Database, latestCount: number): Promis
        FROM job_stages s JOIN jobs j ON j.job_id = s.job_id
       WHERE j.status IN ('queued', 'running') OR j.created_at > now() - interval '24 hours'
       GROUP BY s.stage
-      ORDER BY s.stage`,
+      ORDER BY array_position($1::text[], s.stage), s.stage`,
+    [[...STAGES]],
   );
   const { jobs } = await listJobs(db, { limit: latestCount });
   return {

@@ -75,7 +75,9 @@ describe('GET /api/v1/capacity-map', () => {
     const map = await waitFor(
       async () => {
         const m = await capacityMap();
-        return m.storage_elements.every((se) => se.health === 'healthy' && !se.stale) && m.leader ? m : null;
+        const ready = m.storage_elements.every((se) => se.health === 'healthy' && !se.stale) && m.leader;
+        // the leader change is recorded by the refresh after the read that first saw the term
+        return ready && m.events.some((e) => e.type === 'leader_changed') ? m : null;
       },
       { timeoutMs: 15_000, message: 'both SEs polled and a leader elected' },
     );

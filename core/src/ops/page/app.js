@@ -85,7 +85,7 @@ function renderCards(map) {
     <p class="big">${counts.healthy}<span class="unit"> / ${map.storage_elements.length} healthy</span></p>
     <p>${counts.unhealthy ? `<span class="tag bad">✗ ${counts.unhealthy} unhealthy</span>` : '<span class="tag ok">✓ none unhealthy</span>'}
     ${counts.degraded ? `<span class="tag warn">! ${counts.degraded} degraded</span>` : ''}
-    ${stale ? `<span class="tag warn">⏱ ${stale} stale</span>` : ''}</p>
+    ${stale ? `<span class="tag warn">${stale} stale</span>` : ''}</p>
     <p class="muted">${map.datacenters.length} datacenters</p>`;
   const leader = map.leader;
   const followers = map.instances.filter((i) => !i.leader).map((i) => i.instance_id);
@@ -136,9 +136,43 @@ function layout(datacenters) {
   const project = (p) => ({ x: W / 2 + (p.x - cx) * scale, y: H / 2 + (p.y - cy) * scale });
   let spare = 0;
   pts.forEach((p) => {
-    out.push(p ? project(p) : { x: M / 2 + 40 * spare, y: H - 30 - 40 * spare++ });
+    out.push(p ? project(p) : { x: M + 160 * spare++, y: H - M });
   });
+  separate(out, 190, W, H);
   return { positions: out, geo: placed[0].geo, project, scale };
+}
+
+/** Pushes nodes closer than `minGap` apart (neighbouring datacenters stay readable), kept inside the box. */
+function separate(nodes, minGap, W, H) {
+  for (let round = 0; round < 80; round++) {
+    let moved = false;
+    for (let i = 0; i < nodes.length; i++) {
+      for (let j = i + 1; j < nodes.length; j++) {
+        const a = nodes[i];
+        const b = nodes[j];
+        let dx = b.x - a.x;
+        let dy = b.y - a.y;
+        let d = Math.hypot(dx, dy);
+        if (d >= minGap) continue;
+        if (d < 1e-6) {
+          dx = Math.cos(j);
+          dy = Math.sin(j);
+          d = 1;
+        }
+        const push = (minGap - d) / 2 + 0.5;
+        a.x -= (dx / d) * push;
+        a.y -= (dy / d) * push;
+        b.x += (dx / d) * push;
+        b.y += (dy / d) * push;
+        moved = true;
+      }
+    }
+    for (const n of nodes) {
+      n.x = Math.max(80, Math.min(W - 80, n.x));
+      n.y = Math.max(80, Math.min(H - 110, n.y));
+    }
+    if (!moved) break;
+  }
 }
 
 function ring(cx, cy, r, percent) {
@@ -228,7 +262,7 @@ function renderStorage(map) {
       <td>${healthBadge(se.health, se.health_detail)}${se.full_marked_at ? ' <span class="tag warn">full (507)</span>' : ''}</td>
       <td class="bar-cell">${capacityBar(se)}</td>
       <td class="num" data-field="percent">${se.total_bytes ? `${se.percent_used.toFixed(1)}%` : '–'}</td>
-      <td class="num" data-field="available">${bytes(se.available_bytes)}<span class="muted small"> / ${bytes(se.total_bytes)}</span></td>
+      <td class="num" data-field="available">${bytes(se.available_bytes)}<span class="muted small"> / ${bytes(se.total_bytes)}</span>${se.health === 'unhealthy' && se.total_bytes ? '<br><span class="muted small">last known</span>' : ''}</td>
       <td data-field="poll">${pollCell(se)}</td>
       <td class="num" data-field="507">${se.insufficient_storage_last_hour ? `<span class="tag warn">${se.insufficient_storage_last_hour}</span>` : '0'}</td>
     </tr>`,

@@ -67,6 +67,8 @@ export function mapPage(): string {
     <div class="panel">
       <h2 id="dc-title">Datacenter totals</h2>
       <div id="datacenters"></div>
+      <h2 id="replicas-title">Ingest replicas</h2>
+      <div id="replicas"></div>
     </div>
   </section>
   <section class="panel">
@@ -82,8 +84,6 @@ export function mapPage(): string {
     <div class="panel">
       <h2 id="events-title">Recent events</h2>
       <ol id="events" class="events"></ol>
-      <h2 id="replicas-title">Ingest replicas</h2>
-      <div id="replicas"></div>
     </div>
   </section>
 </main>
