@@ -4,13 +4,15 @@
  * Compose Specification's JSON schema (ajv, draft 2020-12), then what the
  * schema cannot know — the topology, health checks and `depends_on`
  * conditions, topics, variable names the code really reads, Prometheus
- * targets, Dockerfile COPY sources.
+ * targets; the Dockerfiles with dockerfile-utils (hadolint, a Haskell
+ * binary, is not installable from the registries) and their COPY sources.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { STAGES } from '@polyvision/shared';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { validate as lintDockerfile } from 'dockerfile-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { repoRoot } from '../src/services/paths.ts';
@@ -208,6 +210,23 @@ describe('Dockerfiles', () => {
       }
     },
   );
+
+  it.each(['Dockerfile', 'Dockerfile.gpu'])(
+    "%s: no diagnostics from dockerfile-utils (the Docker language server's validator)",
+    async (name) => {
+      const diagnostics = await lintDockerfile(await readFile(path.join(deployDir, name), 'utf8'));
+      expect(diagnostics.map((d) => `${d.range.start.line + 1}: ${d.message}`)).toEqual([]);
+    },
+  );
+
+  it('dockerfile-utils reports a broken Dockerfile (it validates for real)', async () => {
+    const diagnostics = await lintDockerfile('FROM node:24\nRUNN echo\nEXPOSE abc\nUSER\n');
+    expect(diagnostics.map((d) => d.message)).toEqual([
+      'Unknown instruction: RUNN',
+      'Invalid containerPort: abc',
+      'Instruction has no arguments',
+    ]);
+  });
 
   it('the image runs the CLI as a non-root user, on Node 24 with Debian ffmpeg, without the onnxruntime download', async () => {
     const dockerfile = await readFile(path.join(deployDir, 'Dockerfile'), 'utf8');
