@@ -54,7 +54,7 @@ export class OpsMap {
   #timer: NodeJS.Timeout | undefined;
   #ticking: Promise<void> | undefined;
   #closed = false;
-  #last: { map: CapacityMap; fingerprint: string } | undefined;
+  #lastFingerprint: string | undefined;
   #lastLeaderTerm: number | undefined;
   /** Terms this replica saw first (it records their event). */
   readonly #newLeaderTerms = new Set<number>();
@@ -100,11 +100,6 @@ export class OpsMap {
     return () => this.#listeners.delete(listener);
   }
 
-  /** The last map built, if any (what a new SSE client gets first). */
-  get latest(): CapacityMap | undefined {
-    return this.#last?.map;
-  }
-
   /**
    * A 507 from `storageId` during placement (ingest's `onPlacement`): counted
    * for "507s in the last hour", and recorded with the lazy update that
@@ -128,7 +123,8 @@ export class OpsMap {
 
   /** Reads the fleet now, records transitions, announces this replica, notifies listeners on change. */
   async refresh(): Promise<CapacityMap> {
-    const map = await this.read();
+    // The jobs query runs only while someone watches (an SSE client); transitions are recorded always.
+    const map = await this.read({ includeJobs: this.#listeners.size > 0 });
     await this.#recordTransitions(map).catch((error) => this.#logger.warn({ err: error }, 'ops events'));
     const fingerprint = JSON.stringify({
       ...map,
@@ -137,8 +133,8 @@ export class OpsMap {
       instances: map.instances.map((i) => ({ ...i, last_seen_at: 0 })),
       storage_elements: map.storage_elements.map((se) => ({ ...se, last_poll_age_ms: 0 })),
     });
-    const changed = this.#last?.fingerprint !== fingerprint;
-    this.#last = { map, fingerprint };
+    const changed = this.#lastFingerprint !== fingerprint;
+    this.#lastFingerprint = fingerprint;
     if (changed) {
       for (const listener of this.#listeners) {
         try {
@@ -152,12 +148,13 @@ export class OpsMap {
   }
 
   /**
-   * Reads the whole map from Redis (and the database for jobs), announcing
-   * this replica first so that it lists itself.
+   * Reads the whole map from Redis (and the database for jobs unless
+   * `includeJobs` is false), announcing this replica first so that it lists itself.
    *
    * @throws when Redis cannot be read (the route answers 503 through the error handler).
    */
-  async read(): Promise<CapacityMap> {
+  async read(options: { includeJobs?: boolean } = {}): Promise<CapacityMap> {
+    const includeJobs = options.includeJobs ?? true;
     const o = this.#o;
     const nowMs = Date.now();
     const ids = o.storageElements.map((se) => se.storage_id);
@@ -178,11 +175,13 @@ export class OpsMap {
       o.leaderStore.get(o.leaderKey),
       this.#store.instances(presenceTtlMs, nowMs),
       this.#store.recent(EVENTS_SHOWN),
-      o.db
-        ? readJobsSummary(o.db, o.settings.latestJobs).catch((error: unknown) => ({
-            error: `jobs unavailable: ${error instanceof Error ? error.message : String(error)}`,
-          }))
-        : Promise.resolve({ error: 'no job database configured' }),
+      !includeJobs
+        ? Promise.resolve({ error: 'jobs are read while the map is watched' })
+        : o.db
+          ? readJobsSummary(o.db, o.settings.latestJobs).catch((error: unknown) => ({
+              error: `jobs unavailable: ${error instanceof Error ? error.message : String(error)}`,
+            }))
+          : Promise.resolve({ error: 'no job database configured' }),
     ]);
     let leader: CapacityMap['leader'] = null;
     if (record) {

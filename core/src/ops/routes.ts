@@ -113,7 +113,11 @@ export function opsRoutes(options: OpsRoutesOptions): Hono {
     return streamSSE(c, async (stream) => {
       let seq = 0;
       let pending: Promise<void> = Promise.resolve();
+      let lastSentAt = '';
       const send = (m: CapacityMap) => {
+        // the first read and a pushed refresh may finish in either order: never go back in time
+        if (m.generated_at < lastSentAt) return;
+        lastSentAt = m.generated_at;
         pending = pending.then(() =>
           stream.writeSSE({ event: 'capacity-map', data: JSON.stringify(m), id: String(++seq), retry: 2000 }),
         );
@@ -128,7 +132,7 @@ export function opsRoutes(options: OpsRoutesOptions): Hono {
         pending = pending.then(() => stream.write(': heartbeat\n\n')).then(() => undefined);
       }, heartbeatMs);
       try {
-        send(map.latest ?? (await map.read()));
+        send(await map.read());
         await done;
       } finally {
         clearInterval(heartbeat);
