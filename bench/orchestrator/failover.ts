@@ -101,7 +101,7 @@ try {
       ];
     }),
   );
-  await writeResult('orchestrator-failover', {
+  await writeResult(`orchestrator-failover-session-${sessionTimeoutMs}ms`, {
     measured_at: new Date().toISOString(),
     command: `node bench/orchestrator/failover.ts --runs ${runs} --session-timeout-ms ${sessionTimeoutMs} --rate-per-s ${ratePerS}`,
     session_timeout_ms: sessionTimeoutMs,

@@ -14,13 +14,26 @@ import { waitFor } from '../../test/support/index.ts';
 import { benchWorld, summarize, writeResult } from './world.ts';
 
 const { values } = parseArgs({
-  options: { jobs: { type: 'string', default: '200' }, replicas: { type: 'string', default: '1,3' } },
+  options: {
+    jobs: { type: 'string', default: '200' },
+    replicas: { type: 'string', default: '1,3' },
+    'paced-jobs': { type: 'string', default: '60' },
+    'pace-per-s': { type: 'string', default: '4' },
+  },
 });
 const jobs = Number(values.jobs);
 const replicaCounts = String(values.replicas).split(',').map(Number);
+const pacedJobs = Number(values['paced-jobs']);
+const pacePerS = Number(values['pace-per-s']);
 
+// Saturated runs (all jobs at once) on each replica count, then a paced run on
+// the largest count for the latency without queueing.
+const runs = [
+  ...replicaCounts.map((replicas) => ({ replicas, jobs, ratePerS: 0 })),
+  ...(pacedJobs > 0 ? [{ replicas: Math.max(...replicaCounts), jobs: pacedJobs, ratePerS: pacePerS }] : []),
+];
 const measures: Record<string, unknown>[] = [];
-for (const replicaCount of replicaCounts) {
+for (const { replicas: replicaCount, jobs, ratePerS } of runs) {
   const world = await benchWorld({ sessionTimeoutMs: 10_000 });
   const { harness: h } = world;
   try {
@@ -31,7 +44,14 @@ for (const replicaCount of replicaCounts) {
     await h.startWorker({ sleepMs: 0 });
     await new Promise((resolve) => setTimeout(resolve, 3_000)); // consumers joined
     const startedAt = Date.now();
-    const ids = await h.submit(jobs);
+    const ids: string[] = [];
+    if (ratePerS === 0) ids.push(...(await h.submit(jobs)));
+    else {
+      for (let i = 0; i < jobs; i++) {
+        ids.push(...(await h.submit(1)));
+        await new Promise((resolve) => setTimeout(resolve, 1000 / ratePerS));
+      }
+    }
     await h.waitForStatus(ids, 'completed', 600_000);
     const wallMs = Date.now() - startedAt;
     const span = await h.db.query<{ ms: number }>(
@@ -61,6 +81,7 @@ for (const replicaCount of replicaCounts) {
     const measure = {
       replicas: replicaCount,
       jobs,
+      submitted: ratePerS === 0 ? 'all at once' : `${ratePerS} jobs/s`,
       stage_transitions: transitions,
       span_ms: Math.round(spanMs),
       wall_ms: wallMs,
@@ -73,10 +94,10 @@ for (const replicaCount of replicaCounts) {
     await world.close();
   }
 }
-const base = measures[0] as { transitions_per_s: number } | undefined;
+const base = measures[0] as { transitions_per_s: number } | undefined; // 1 replica, saturated: the baseline
 await writeResult('orchestrator-throughput', {
   measured_at: new Date().toISOString(),
-  command: `node bench/orchestrator/throughput.ts --jobs ${jobs} --replicas ${replicaCounts.join(',')}`,
+  command: `node bench/orchestrator/throughput.ts --jobs ${jobs} --replicas ${replicaCounts.join(',')} --paced-jobs ${pacedJobs} --pace-per-s ${pacePerS}`,
   worker:
     'one in-process WorkerRuntime, counting test stage without sleep, 4 task partitions per stage, 4 tasks at once',
   measures: measures.map((m) => ({

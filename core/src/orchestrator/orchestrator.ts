@@ -5,10 +5,9 @@ import {
   jobProcessedKey,
   type Logger,
   PolyvisionError,
-  type Registry,
+  Registry,
   silentLogger,
 } from '@polyvision/shared';
-import { Registry as PromRegistry } from 'prom-client';
 import type { Assignment, BusConsumer, BusProducer, BusRecord, MessageBus } from '../bus/message-bus.ts';
 import type { Database } from '../db/database.ts';
 import { groupNames, type TopicNames, topicNames } from './contracts/topics.ts';
@@ -81,7 +80,7 @@ export class Orchestrator {
     this.#db = options.db;
     this.#idempotency = options.idempotency;
     this.#logger = (options.logger ?? silentLogger).child({ instance: this.tuning.instanceId });
-    this.metrics = createOrchestratorMetrics(options.registry ?? new PromRegistry());
+    this.metrics = createOrchestratorMetrics(options.registry ?? new Registry());
     this.#machine = new JobStateMachine(this.tuning, this.topics);
     this.#ownership = new PartitionOwnership(this.#db, {
       consumerGroup: this.groupId,

@@ -83,7 +83,7 @@ export class Harness {
       handlers: stages.map((stage) => countingStage(stage, { db: this.db, sleepMs: 20, ...options })),
       topicPrefix: this.prefix,
       sessionTimeoutMs: 6_000,
-      progressIntervalMs: 5,
+      progressIntervalMs: 1_000,
       concurrency: 4,
     });
     this.workers.push(worker);
