@@ -8,6 +8,9 @@
  *   {"event":"ready"|"leader"|"lost"|"released","id","atMs","term"?,"code"?}
  * `atMs` is `performance.timeOrigin + performance.now()` (wall-clock ms with
  * sub-ms resolution, comparable across processes on one host).
+ * `released` and `lost` are written when the leadership's signal aborts,
+ * i.e. when this process stops acting as leader (for a release: before the
+ * compare-and-delete is sent).
  * SIGTERM releases leadership (compare-and-delete) and exits 0; EOF on stdin
  * (the parent went away) exits at once.
  */
@@ -37,13 +40,10 @@ process.stdin.on('end', () => process.exit(1));
 process.stdin.resume();
 process.once('SIGTERM', () => {
   stop.abort();
-  void elections
-    .close()
-    .then(() => emit('released'))
-    .finally(() => {
-      redis.disconnect();
-      process.exit(0);
-    });
+  void elections.close().finally(() => {
+    redis.disconnect();
+    process.exit(0);
+  });
 });
 
 await redis.ping();
@@ -52,6 +52,16 @@ while (!stop.signal.aborted) {
   const leadership = await elections.campaign(key, value, leaseMs, { signal: stop.signal }).catch(() => null);
   if (!leadership) break;
   emit('leader', { term: leadership.term });
-  await new Promise((resolve) => leadership.signal.addEventListener('abort', resolve, { once: true }));
-  if (!stop.signal.aborted) emit('lost', { term: leadership.term, code: leadership.signal.reason?.code });
+  await new Promise<void>((resolve) =>
+    // Runs inside the abort, before a release's compare-and-delete is sent: the moment this process steps down.
+    leadership.signal.addEventListener(
+      'abort',
+      () => {
+        const code = leadership.signal.reason?.code;
+        emit(stop.signal.aborted ? 'released' : 'lost', { term: leadership.term, code });
+        resolve();
+      },
+      { once: true },
+    ),
+  );
 }
