@@ -31,7 +31,7 @@ export function loginPage(error?: string): string {
   <p>The capacity map is for operators. Paste an operator token (one of <code>OPS_TOKENS</code>).</p>
   <form method="post" action="/ops/login">
     <label for="token">Operator token</label>
-    <input id="token" name="token" type="password" autocomplete="current-password" required autofocus spellcheck="false">
+    <input id="token" name="token" type="password" autocomplete="current-password" required autofocus spellcheck="false"${error ? ' aria-invalid="true" aria-describedby="login-error"' : ''}>
     ${error ? `<p class="error" role="alert" id="login-error">${escapeHtml(error)}</p>` : ''}
     <button type="submit">Open the map</button>
   </form>
