@@ -2,8 +2,8 @@
  * The ffmpeg command line that stitches one segment: each camera is
  * converted to yuv444p (remap keeps every plane at full size, so the maps
  * apply to chroma too), warped with `remap` (maps from map-files.ts), and
- * folded into the panorama with `maskedmerge` (masks: remap-maps.ts);
- * the result is encoded as 4:2:0 H.264.
+ * blended into the panorama with its feather mask as alpha (`alphamerge` +
+ * `overlay`; masks: remap-maps.ts); the result is encoded as 4:2:0 H.264.
  */
 import type { H264Encoder } from '@polyvision/shared';
 import type { CameraMapFiles } from './map-files.ts';
@@ -25,9 +25,17 @@ export interface PanoramaEncoding {
 /**
  * Builds the ffmpeg arguments for one segment.
  *
+ * Each camera is warped only over its box of the panorama (maps cropped by
+ * map-files.ts). The first camera is padded to the panorama's size (black
+ * where it sees nothing); every further camera gets its blend mask as alpha
+ * (`alphamerge`) and is laid over the panorama at its box with `overlay`,
+ * whose straight-alpha blend `acc·(1 − m) + Iₖ·m` is exactly the fold of
+ * remap-maps.ts.
+ *
  * @param maps - per camera, in venue order (the blend order the masks were made for).
  * @param inputs - per camera, same order; a missing camera is skipped: the
  *   cameras after it keep their masks, the area only it saw stays black.
+ * @param panorama - the panorama's size, pixels.
  * @throws Error when no camera has an input (nothing to stitch).
  */
 export function stitchArgs(
@@ -35,6 +43,7 @@ export function stitchArgs(
   inputs: readonly StitchInput[],
   output: string,
   encoding: PanoramaEncoding,
+  panorama: { widthPx: number; heightPx: number },
 ): string[] {
   const present = maps.flatMap((m, i) => {
     const input = inputs[i];
@@ -46,18 +55,26 @@ export function stitchArgs(
   const chains: string[] = [];
   let next = present.length;
   let acc = '';
+  // Forced demuxer for the maps and masks: probing can mistake their bytes for raw audio.
+  const image = (path: string) => {
+    args.push('-f', 'pgm_pipe', '-i', path);
+    return next++;
+  };
   present.forEach((p, k) => {
-    const x = next++;
-    const y = next++;
-    args.push('-i', p.maps.xmapPath, '-i', p.maps.ymapPath);
+    const x = image(p.maps.xmapPath);
+    const y = image(p.maps.ymapPath);
+    const { box } = p.maps;
     chains.push(`[${k}:v]format=yuv444p[c${k}]`, `[c${k}][${x}:v][${y}:v]remap=fill=black[w${k}]`);
     if (k === 0) {
-      acc = `w${k}`;
-      return;
+      chains.push(`[w${k}]pad=${panorama.widthPx}:${panorama.heightPx}:${box.x}:${box.y}:black[a${k}]`);
+    } else {
+      const m = image(p.maps.maskPath);
+      chains.push(
+        `[${m}:v]format=gray[g${k}]`,
+        `[w${k}][g${k}]alphamerge[wa${k}]`,
+        `[${acc}][wa${k}]overlay=x=${box.x}:y=${box.y}:format=yuv444:eof_action=repeat[a${k}]`,
+      );
     }
-    const m = next++;
-    args.push('-i', p.maps.maskPath);
-    chains.push(`[${m}:v]format=gray,mergeplanes=format=yuv444p[m${k}]`, `[${acc}][w${k}][m${k}]maskedmerge[a${k}]`);
     acc = `a${k}`;
   });
   chains.push(`[${acc}]format=yuv420p[out]`);

@@ -1,7 +1,7 @@
 /**
  * On-site stitching: remap maps and feather masks computed once from the
  * venue calibration (`computeRemapMaps`, `writeMapFiles`), the per-segment
- * ffmpeg graph (`stitchArgs`: remap + maskedmerge + H.264, NVENC where it
+ * ffmpeg graph (`stitchArgs`: remap + feathered alpha overlay + H.264, NVENC where it
  * works), the `Stitcher` that ties them together, and the quality measures
  * (`seamMisalignment`, `panoramaPsnr`).
  */

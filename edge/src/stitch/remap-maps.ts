@@ -15,7 +15,7 @@
  * Stitching: A Tutorial", §6.2): camera `i`'s weight at `p` is the distance
  * of its source pixel to the nearest image border, capped at `featherPx`;
  * the blended panorama is `Σ wᵢ·Iᵢ / Σ wᵢ`. ffmpeg blends two images at a
- * time (`maskedmerge`), so the sum is folded left to right:
+ * time (alpha `overlay`, or `maskedmerge`), so the sum is folded left to right:
  * `acc₀ = I₀`, `accₖ = acc₋₁ + (Iₖ − accₖ₋₁)·mₖ` with `mₖ = wₖ / Σⱼ≤ₖ wⱼ`,
  * which gives the same normalised sum.
  */
@@ -32,10 +32,20 @@ export interface CameraMaps {
   xmap: Uint16Array;
   /** Source row per panorama pixel, or {@link UNMAPPED}. */
   ymap: Uint16Array;
-  /** Blend mask 0–255 for `maskedmerge` (camera 0: unused, all 255 where it sees). */
+  /** Blend mask 0–255, the alpha of this camera over the cameras before it (camera 0: 255 where it sees). */
   mask: Uint8Array;
   /** Panorama pixels this camera sees. */
   coveredPixels: number;
+  /** The smallest panorama rectangle holding every pixel the camera sees (the stitcher warps only this). */
+  box: PixelBox;
+}
+
+/** A rectangle of panorama pixels. */
+export interface PixelBox {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
 }
 
 /** The maps of a whole rig. */
@@ -89,6 +99,10 @@ export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptio
     const ymap = new Uint16Array(n).fill(UNMAPPED);
     const weight = new Float32Array(n);
     let covered = 0;
+    let x0 = width;
+    let y0 = height;
+    let x1 = -1;
+    let y1 = -1;
     const maxU = cam.width_px - 0.5;
     const maxV = cam.height_px - 0.5;
     for (let y = 0; y < height; y++) {
@@ -100,13 +114,19 @@ export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptio
         ymap[k] = Math.min(cam.height_px - 1, Math.round(v));
         weight[k] = Math.min(featherPx, u + 0.5, maxU - u, v + 0.5, maxV - v) + 1e-3;
         covered++;
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
       }
     }
     weights.push(weight);
-    return { cameraId: cam.id, xmap, ymap, mask: new Uint8Array(n), coveredPixels: covered };
+    const box =
+      covered === 0 ? { x: 0, y: 0, width: 1, height: 1 } : { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 };
+    return { cameraId: cam.id, xmap, ymap, mask: new Uint8Array(n), coveredPixels: covered, box };
   });
 
-  // Fold the normalised weights into sequential maskedmerge masks.
+  // Fold the normalised weights into sequential blend masks.
   const sum = new Float32Array(n);
   let overlap = 0;
   const seen = new Uint8Array(n);

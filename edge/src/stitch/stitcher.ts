@@ -77,6 +77,7 @@ export async function createStitcher(venue: VenueCalibration, options: StitcherO
     preset: options.preset,
     gopFrames: options.gopFrames,
   };
+  const size = { widthPx: maps.widthPx, heightPx: maps.heightPx };
   const prepareMs = performance.now() - started;
   logger.info(
     {
@@ -101,7 +102,7 @@ export async function createStitcher(venue: VenueCalibration, options: StitcherO
         throw new PolyvisionError('stitch_no_input', 'no camera has a segment to stitch', { retriable: false });
       }
       const tmp = `${outputPath}.partial.mp4`;
-      const child = spawnChild(ffmpegPath, stitchArgs(mapFiles, inputs, tmp, encoding), {
+      const child = spawnChild(ffmpegPath, stitchArgs(mapFiles, inputs, tmp, encoding, size), {
         stdout: 'ignore',
         signal,
         killTimeoutMs: 2_000,
