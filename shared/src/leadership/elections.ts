@@ -3,10 +3,10 @@ import { type Logger, silentLogger } from '../logging/index.ts';
 import { type Clock, sleepOnClock, systemClock } from './clock.ts';
 import { DEFAULT_RENEW_DEADLINE_RATIO, defaultRetryIntervalMs, RENEW_INTERVAL_RATIO } from './defaults.ts';
 import { LeadershipError } from './errors.ts';
-import { HeldLeadership, type Leadership } from './held-leadership.ts';
+import { HeldLeadership, type Leadership, type LeadershipTransition } from './held-leadership.ts';
 import { assertKey, assertTtlMs, type TtlStore } from './ttl-store.ts';
 
-export type { Leadership } from './held-leadership.ts';
+export type { Leadership, LeadershipTransition } from './held-leadership.ts';
 
 /** Options of {@link Elections}. */
 export interface ElectionsOptions {
@@ -20,6 +20,12 @@ export interface ElectionsOptions {
    * not confirmed gives up. Must be in (1/3, 1]. @defaultValue 0.75
    */
   renewDeadlineRatio?: number;
+  /**
+   * Called synchronously on every acquisition, renewal, loss and release
+   * (for metrics such as the seed's `leader_transitions_total` and
+   * `leader_lock_acquisition_duration_seconds`). A throwing hook is logged and ignored.
+   */
+  onTransition?: (transition: LeadershipTransition) => void;
 }
 
 /** Options of {@link Elections.campaign}. */
@@ -55,6 +61,7 @@ export class Elections {
   readonly #renewDeadlineRatio: number;
   readonly #held = new Set<HeldLeadership>();
   readonly #closing = new AbortController();
+  readonly #onTransition: ((transition: LeadershipTransition) => void) | undefined;
 
   /** @throws ValidationError `elections_invalid_option` for a ratio outside (1/3, 1]. */
   constructor(store: TtlStore, options: ElectionsOptions = {}) {
@@ -62,6 +69,7 @@ export class Elections {
     this.#clock = options.clock ?? systemClock;
     this.#logger = options.logger ?? silentLogger;
     this.#renewDeadlineRatio = options.renewDeadlineRatio ?? DEFAULT_RENEW_DEADLINE_RATIO;
+    this.#onTransition = options.onTransition;
     if (!(this.#renewDeadlineRatio > RENEW_INTERVAL_RATIO && this.#renewDeadlineRatio <= 1)) {
       throw new ValidationError(
         'elections_invalid_option',
@@ -104,6 +112,7 @@ export class Elections {
       renewDeadlineMs: Math.floor(leaseMs * this.#renewDeadlineRatio),
       acquiredSentAtMs: sentAtMs,
       onEnd: (held) => this.#held.delete(held),
+      notify: (transition) => this.#notify(transition),
     });
     this.#held.add(leadership);
     if (this.#closing.signal.aborted) {
@@ -111,6 +120,7 @@ export class Elections {
       this.#assertOpen(key);
     }
     this.#logger.info({ key, term, leaseMs }, 'leadership acquired');
+    this.#notify({ kind: 'acquired', key, value, term, durationMs: this.#clock.now() - sentAtMs });
     return leadership;
   }
 
@@ -184,6 +194,15 @@ export class Elections {
       return outcome;
     } finally {
       if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  #notify(transition: LeadershipTransition): void {
+    if (!this.#onTransition) return;
+    try {
+      this.#onTransition(transition);
+    } catch (error) {
+      this.#logger.warn({ err: error, transition }, 'onTransition hook threw');
     }
   }
 

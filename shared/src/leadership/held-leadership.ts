@@ -30,6 +30,18 @@ export interface Leadership {
   release(): Promise<boolean>;
 }
 
+/** What happened to a leadership; see `ElectionsOptions.onTransition`. */
+export interface LeadershipTransition {
+  kind: 'acquired' | 'renewed' | 'lost' | 'released';
+  key: string;
+  value: string;
+  term: number;
+  /** Round trip of the store call behind the transition in ms (acquired, renewed). */
+  durationMs?: number;
+  /** Why it ended (lost, released). */
+  code?: LeadershipError['code'];
+}
+
 interface HeldLeadershipInit {
   store: TtlStore;
   clock: Clock;
@@ -41,6 +53,7 @@ interface HeldLeadershipInit {
   renewDeadlineMs: number;
   acquiredSentAtMs: number;
   onEnd: (held: HeldLeadership) => void;
+  notify: (transition: LeadershipTransition) => void;
 }
 
 const DEADLINE = Symbol('deadline');
@@ -122,6 +135,7 @@ export class HeldLeadership implements Leadership {
       return;
     }
     this.#deadlineMs = sentAtMs + this.#init.renewDeadlineMs;
+    this.#notify('renewed', { durationMs: clock.now() - sentAtMs });
     this.#schedule(sentAtMs + leaseMs * RENEW_INTERVAL_RATIO);
   }
 
@@ -157,6 +171,11 @@ export class HeldLeadership implements Leadership {
     this.#cancelTimer();
     this.#init.onEnd(this);
     this.#controller.abort(reason);
+    this.#notify(reason.code === 'leadership_released' ? 'released' : 'lost', { code: reason.code });
+  }
+
+  #notify(kind: LeadershipTransition['kind'], extra: Pick<LeadershipTransition, 'durationMs' | 'code'>): void {
+    this.#init.notify({ kind, key: this.key, value: this.value, term: this.term, ...extra });
   }
 
   #details(retriable: boolean): { key: string; term: number; retriable: boolean } {

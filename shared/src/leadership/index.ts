@@ -23,7 +23,13 @@ export {
   KILL_THRESHOLD_RATIO,
   RENEW_INTERVAL_RATIO,
 } from './defaults.ts';
-export { type CampaignOptions, Elections, type ElectionsOptions, type Leadership } from './elections.ts';
+export {
+  type CampaignOptions,
+  Elections,
+  type ElectionsOptions,
+  type Leadership,
+  type LeadershipTransition,
+} from './elections.ts';
 export { LeadershipError, type LeadershipErrorCode } from './errors.ts';
 export { MemoryTtlStore, type MemoryTtlStoreOptions } from './memory-ttl-store.ts';
 export { type PgQueryable, PostgresTtlStore, type PostgresTtlStoreOptions } from './postgres-ttl-store.ts';
