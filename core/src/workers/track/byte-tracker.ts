@@ -20,6 +20,18 @@ export interface ByteTrackOptions {
   lostTrackBufferFrames?: number;
   /** Multiply IoU by the detection score in the first association (ByteTrack without `--mot20`). @defaultValue true */
   fuseScore?: boolean;
+  /**
+   * Boxes are enlarged by this factor around their centre before IoU is
+   * computed for association (the buffer of C-BIoU, Yang et al., WACV 2023):
+   * small fast objects such as the ball overlap their next position only when
+   * buffered. @defaultValue 1 (plain IoU)
+   */
+  associationBoxScale?: number;
+  /**
+   * Which box a matched track reports: its `detection` (exact localisation) or
+   * the Kalman-`filtered` box (smoother; ByteTrack's `tlwh`). @defaultValue 'detection'
+   */
+  outputBox?: 'detection' | 'filtered';
 }
 
 /** A detection handed to the tracker. */
@@ -31,7 +43,7 @@ export interface TrackerDetection {
 /** A confirmed track's state in the current frame. */
 export interface TrackerOutput {
   trackId: number;
-  /** Kalman-corrected box. */
+  /** The matched detection's box, or the Kalman-corrected one (`outputBox`). */
   box: BoxXyxy;
   score: number;
   /** Index of the detection it was matched to in this frame. */
@@ -48,6 +60,7 @@ interface Track {
   score: number;
   lastFrame: number;
   detectionIndex: number;
+  detectionBox: BoxXyxy;
 }
 
 const toMeasurement = (b: BoxXyxy) => {
@@ -93,6 +106,8 @@ export class ByteTracker {
       unconfirmedMatchCostLimit: options.unconfirmedMatchCostLimit ?? 0.7,
       lostTrackBufferFrames: options.lostTrackBufferFrames ?? 30,
       fuseScore: options.fuseScore ?? true,
+      associationBoxScale: options.associationBoxScale ?? 1,
+      outputBox: options.outputBox ?? 'detection',
     };
     this.#nextId = firstId;
   }
@@ -126,6 +141,7 @@ export class ByteTracker {
       t.score = d.score;
       t.lastFrame = frame;
       t.detectionIndex = d.index;
+      t.detectionBox = d.box;
     };
 
     // 1st association: high-score boxes with every confirmed track (tracked or lost).
@@ -172,6 +188,7 @@ export class ByteTracker {
         score: d.score,
         lastFrame: frame,
         detectionIndex: d.index,
+        detectionBox: d.box,
       });
     }
 
@@ -181,13 +198,28 @@ export class ByteTracker {
     this.#tracks = this.#tracks.filter((t) => t.state !== 'removed');
     return this.#tracks
       .filter((t) => t.confirmed && t.state === 'tracked' && t.lastFrame === frame)
-      .map((t) => ({ trackId: t.id, box: toBox(t.kalman.mean), score: t.score, detectionIndex: t.detectionIndex }));
+      .map((t) => ({
+        trackId: t.id,
+        box: o.outputBox === 'detection' ? t.detectionBox : toBox(t.kalman.mean),
+        score: t.score,
+        detectionIndex: t.detectionIndex,
+      }));
   }
 
   #costs(tracks: readonly Track[], detections: readonly TrackerDetection[], fuseScore: boolean): number[][] {
+    const k = this.#o.associationBoxScale;
+    const grow = (b: BoxXyxy): BoxXyxy => {
+      if (k === 1) return b;
+      const hw = ((b[2] - b[0]) * k) / 2;
+      const hh = ((b[3] - b[1]) * k) / 2;
+      const cx = (b[0] + b[2]) / 2;
+      const cy = (b[1] + b[3]) / 2;
+      return [cx - hw, cy - hh, cx + hw, cy + hh];
+    };
+    const grown = detections.map((d) => grow(d.box));
     return tracks.map((t) => {
-      const box = toBox(t.kalman.mean);
-      return detections.map((d) => 1 - iou(box, d.box) * (fuseScore ? d.score : 1));
+      const box = grow(toBox(t.kalman.mean));
+      return detections.map((d, j) => 1 - iou(box, grown[j]!) * (fuseScore ? d.score : 1));
     });
   }
 }

@@ -17,6 +17,8 @@ export interface TrackOptions extends ByteTrackOptions {
    * (`int(fps / 30 · track_buffer)`) unless `lostTrackBufferFrames` is given.
    */
   lostTrackBufferAt30Fps?: number;
+  /** Association box scale for the ball (small and fast; see `ByteTrackOptions.associationBoxScale`). @defaultValue 8 */
+  ballAssociationBoxScale?: number;
 }
 
 /**
@@ -43,7 +45,15 @@ export function trackDetections(
   const total = detections.frames.length * Math.max(1, classes.length);
   let done = 0;
   for (const cls of classes) {
-    const tracker = new ByteTracker(trackerOptions, nextId);
+    const tracker = new ByteTracker(
+      cls === 'ball'
+        ? {
+            ...trackerOptions,
+            associationBoxScale: options.ballAssociationBoxScale ?? trackerOptions.associationBoxScale ?? 8,
+          }
+        : trackerOptions,
+      nextId,
+    );
     const byId = new Map<number, TrackFrame[]>();
     for (const frame of detections.frames) {
       signal?.throwIfAborted();
