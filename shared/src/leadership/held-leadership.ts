@@ -21,6 +21,13 @@ export interface Leadership {
   /** Aborted when leadership ends; `reason` is a `LeadershipError` saying why. */
   readonly signal: AbortSignal;
   /**
+   * Whether this process may still act as leader now: not ended, and the
+   * renew deadline has not passed on the local clock. Cheaper and stricter
+   * than the signal, which a blocked event loop can only abort late; call it
+   * right before a write that only the leader may make (and pass `term`).
+   */
+  holds(): boolean;
+  /**
    * Stops renewing and deletes the record if it still holds this value
    * (compare-and-delete), so a follower can take over at once. Idempotent:
    * later calls wait for the first and answer false.
@@ -95,6 +102,10 @@ export class HeldLeadership implements Leadership {
     return this.#controller.signal;
   }
 
+  holds(): boolean {
+    return !this.#ended && this.#init.clock.now() < this.#deadlineMs;
+  }
+
   release(): Promise<boolean> {
     if (this.#releasing) return this.#releasing.then(() => false);
     this.#releasing = this.#release();
@@ -118,6 +129,11 @@ export class HeldLeadership implements Leadership {
     if (this.#ended) return;
     const { clock, store, leaseMs } = this.#init;
     const sentAtMs = clock.now();
+    if (sentAtMs >= this.#deadlineMs) {
+      // This timer fired late (blocked event loop, suspended process): the lease may be gone already.
+      this.#lose('leadership_renew_timeout', `renewal of ${this.key} started after the renew deadline`);
+      return;
+    }
     const attempt = await this.#beforeDeadline(store.compareAndSwap(this.key, this.value, this.value, leaseMs));
     if (this.#ended) return;
     if (attempt === DEADLINE) {

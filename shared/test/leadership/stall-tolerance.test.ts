@@ -42,6 +42,22 @@ describe('Elections stall tolerance (manual clock)', () => {
     expect(outcome.stillLeading).toBe(true);
   });
 
+  it('holds() turns false at the renew deadline even before the loss is signalled', async () => {
+    const clock = new ManualClock(0);
+    const store = new StallableStore(new MemoryTtlStore({ clock }));
+    const elections = new Elections(store, { clock });
+    const leadership = await elections.acquire('k', 'a', leaseMs);
+    expect(leadership?.holds()).toBe(true);
+    store.stall(); // the renewal at 4 000 never returns; deadline stays 9 000
+    await clock.advance(8_999);
+    expect(leadership?.holds()).toBe(true);
+    await clock.advance(1);
+    expect(leadership?.holds()).toBe(false);
+    expect(leadership?.signal.reason).toMatchObject({ code: 'leadership_renew_timeout' });
+    store.resume();
+    await elections.close();
+  });
+
   it('gives up (leadership_renew_timeout) when the stall lasts past the renew deadline', async () => {
     const outcome = await stallAtWorstPhase(5_100);
     expect(outcome.lost).toBe(true);
