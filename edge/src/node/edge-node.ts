@@ -92,6 +92,7 @@ export class EdgeNode {
       organizationId: config.organization_id,
       chunkSizeBytes: config.ingest.chunk_size_bytes,
       bandwidthBytesPerSecond: config.ingest.bandwidth_bytes_per_s,
+      confirmation: config.ingest.confirmation,
       onProgress: options.onUploadProgress,
       logger: this.#logger,
     });
@@ -142,10 +143,13 @@ export class EdgeNode {
     }
     const matches: ScheduledMatch[] = [...config.schedule.matches];
     if (options.recordNow) {
+      const startMs = Date.now();
+      const endMs = startMs + options.recordNow.durationS * 1000;
       matches.push({
         match_id: options.recordNow.matchId,
-        kickoff: new Date(Date.now() + config.schedule.lead_s * 1000).toISOString(),
-        duration_s: Math.max(1, options.recordNow.durationS - config.schedule.tail_s - config.schedule.lead_s),
+        kickoff: new Date(startMs).toISOString(),
+        duration_s: Math.max(1, Math.round(options.recordNow.durationS)),
+        window: { startMs, endMs },
       });
     }
     const node = new EdgeNode(config, { alarms, spool, stitcher, logger, matches }, options);

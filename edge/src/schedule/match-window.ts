@@ -9,6 +9,8 @@ export interface ScheduledMatch {
   /** ISO 8601 with offset. */
   kickoff: string;
   duration_s: number;
+  /** An explicit recording window (epoch ms) that replaces lead and tail (ad-hoc recordings). */
+  window?: { startMs: number; endMs: number };
 }
 
 /** The recording window of a match, epoch ms. */
@@ -17,6 +19,7 @@ export function recordingWindow(
   leadS: number,
   tailS: number,
 ): { startMs: number; endMs: number } {
+  if (match.window) return match.window;
   const kickoff = Date.parse(match.kickoff);
   return { startMs: kickoff - leadS * 1000, endMs: kickoff + (match.duration_s + tailS) * 1000 };
 }

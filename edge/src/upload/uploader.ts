@@ -17,7 +17,9 @@
  *
  * Confirmation: the core must report the file's sha256 in `X-Content-SHA256`
  * on the final response (or on a `HEAD` of the upload URL once complete);
- * the spool deletes the file only when it matches.
+ * the spool deletes the file only when it matches. With `confirmation:
+ * 'tus_completion'`, a completed upload counts as confirmed (for an ingest
+ * that checks the metadata's sha256 before it completes an upload).
  */
 import {
   abortableSleep,
@@ -58,6 +60,16 @@ export interface UploaderOptions {
   unauthorizedRetryMs?: number;
   /** How long a rejected file is set aside, ms. @defaultValue 600_000 */
   rejectedRetryMs?: number;
+  /**
+   * What counts as the core's confirmation of a file's sha256:
+   * `sha256_header` — the `X-Content-SHA256` header of the final response or
+   * of a `HEAD` of the completed upload; `tus_completion` — a successful tus
+   * completion, for an ingest that refuses to complete an upload whose bytes
+   * do not hash to the `sha256` in its `Upload-Metadata` (Polyvision's ingest
+   * answers 460 then); a header, when present, must still match.
+   * @defaultValue 'sha256_header'
+   */
+  confirmation?: 'sha256_header' | 'tus_completion';
   /** Called on progress of the current file. */
   onProgress?: (row: SegmentRow, bytesSent: number, bytesTotal: number) => void;
   logger?: Logger;
@@ -203,7 +215,10 @@ export class Uploader {
         onProgress: (sent, total) => o.onProgress?.(row, sent, total),
         onChunkAcknowledged: (bytes) => this.#count(bytes),
       });
-      const sha = outcome.header(CONFIRM_HEADER) ?? (await this.#headSha(outcome.uploadUrl, row.sizeBytes));
+      const header = outcome.header(CONFIRM_HEADER);
+      const sha =
+        header ??
+        (o.confirmation === 'tus_completion' ? row.sha256 : await this.#headSha(outcome.uploadUrl, row.sizeBytes));
       if (sha) {
         if (await o.spool.confirm(row.id, sha)) this.#status.filesConfirmed++;
       } else {

@@ -3,7 +3,13 @@
  * (see edge/README.md for the file and edge/src/node/edge-node.ts).
  */
 import { parseArgs } from 'node:util';
-import { createUploadProgressBar, EdgeNode, loadEdgeConfig, type UploadProgressBar } from '@polyvision/edge';
+import {
+  createUploadProgressBar,
+  EdgeNode,
+  loadEdgeConfig,
+  recordingWindow,
+  type UploadProgressBar,
+} from '@polyvision/edge';
 import { createLogger, PolyvisionError, ValidationError } from '@polyvision/shared';
 
 const HELP = `Usage: pnpm polyvision edge --config edge.json [options]
@@ -78,7 +84,7 @@ export async function run(argv: string[]): Promise<number> {
       const timer = setInterval(() => {
         const now = Date.now();
         const pending = node.matches.some(
-          (m) => Date.parse(m.kickoff) + (m.duration_s + node.config.schedule.tail_s) * 1000 > now,
+          (m) => recordingWindow(m, node.config.schedule.lead_s, node.config.schedule.tail_s).endMs > now,
         );
         if (!pending && !node.recordingMatchId && node.spool.journal.backlog().count === 0) {
           clearInterval(timer);
