@@ -50,7 +50,8 @@ async function portFree(port: number): Promise<boolean> {
 /** A base port whose 3 SE, 2 ingest and 2 orchestrator ports are all free now. */
 async function freeBasePort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 400) * 100;
+    // Below the ephemeral port range (32768–60999), where outgoing connections take ports.
+    const base = 20_000 + Math.floor(Math.random() * 120) * 100;
     const ports = [1, 2, 3, 101, 102, 201, 202].map((offset) => base + offset);
     if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
   }
@@ -209,6 +210,27 @@ describe('local cluster', () => {
     );
     expect(Number(executions.rows[0]?.n)).toBe(job?.stages.length);
   }, 180_000);
+
+  it('a start that fails (a port taken) says why and leaves nothing running', async () => {
+    const failing = {
+      ...options,
+      workDir: path.join(tmpdir(), uniqueName('cluster-fail')),
+      basePort: await freeBasePort(),
+    };
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen((failing.basePort as number) + 2, '127.0.0.1', resolve));
+    try {
+      await expect(clusterUp(failing)).rejects.toMatchObject({
+        code: 'cluster_port_in_use',
+        message: expect.stringContaining(`se-2-dc-west: port ${(failing.basePort as number) + 2}`),
+      });
+      expect(await findProcessesInFolder(failing.workDir)).toEqual([]);
+      expect(await clusterStatus(failing)).toBeNull();
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+      await rm(failing.workDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('down stops every process and leaves nothing running in the cluster folder', async () => {
     const pids = state.processes.map((p) => p.pid);

@@ -8,7 +8,7 @@
  * exist, variable names the code reads. The validators are installed once
  * from the registries (manifests-tools.ts).
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -168,13 +168,20 @@ describe.each(['dev', 'prod'] as const)('kustomize overlay %s', (overlay) => {
 });
 
 describe('overlay differences', () => {
-  it('prod workers request a GPU and scale with an HPA; dev workers run on CPU', () => {
+  it('prod workers request a GPU and scale with an HPA, serve stages that have handlers; dev workers run on CPU', async () => {
     const prodWorker = find(rendered.prod.objects, 'Deployment', 'worker').spec.template.spec;
     expect(prodWorker.containers[0].resources.limits['nvidia.com/gpu']).toBe('1');
     expect(prodWorker.containers[0].image).toMatch(/-gpu$/);
     expect(prodWorker.tolerations[0].key).toBe('nvidia.com/gpu');
     const hpa = find(rendered.prod.objects, 'HorizontalPodAutoscaler', 'worker');
     expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'worker' });
+    const stages = String(prodWorker.containers[0].args[2]).split(',');
+    for (const stage of stages) {
+      await expect(
+        access(path.join(repoRoot, 'core', 'src', 'workers', stage, 'handler.ts')),
+        stage,
+      ).resolves.toBeUndefined();
+    }
     const devWorker = find(rendered.dev.objects, 'Deployment', 'worker').spec.template.spec;
     expect(JSON.stringify(devWorker)).not.toContain('nvidia.com/gpu');
     expect(find(rendered.prod.objects, 'Deployment', 'ingest').spec.replicas).toBe(3);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PolyvisionError } from '@polyvision/shared';
 import { isAlive, type StopOutcome, spawnDaemon, stopProcess } from '../services/daemon.ts';
@@ -70,6 +70,10 @@ async function startProcess(plan: ClusterProcessPlan): Promise<ClusterProcessRec
     );
   }
   const logFile = path.join(plan.dir, `${plan.name}.log`);
+  const logStartBytes = await stat(logFile).then(
+    (s) => s.size,
+    () => 0,
+  );
   const pid = await spawnDaemon({
     command: process.execPath,
     args: [CLI_MAIN, ...plan.args],
@@ -86,6 +90,7 @@ async function startProcess(plan: ClusterProcessPlan): Promise<ClusterProcessRec
     url: plan.url,
     healthToken: plan.healthToken,
     logFile,
+    logStartBytes,
   };
 }
 
@@ -102,8 +107,8 @@ async function waitReady(records: readonly ClusterProcessRecord[], timeoutMs: nu
     async () => {
       for (const record of pending) {
         const status = await probeProcess(record, 2_000);
-        if (!status.alive) {
-          failure = { record, why: 'exited during start' };
+        if (status.failed) {
+          failure = { record, why: status.alive ? `failed during start (${status.detail})` : 'exited during start' };
           return true;
         }
         if (status.ready) pending.delete(record);

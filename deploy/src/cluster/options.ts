@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { envBool, envInt, loadConfig, ValidationError } from '@polyvision/shared';
+import { envBool, envInt, loadConfig, STAGES, type Stage, ValidationError } from '@polyvision/shared';
 import { z } from 'zod';
 import { repoRoot } from '../services/paths.ts';
 
@@ -14,7 +15,10 @@ export interface ClusterOptions {
   /**
    * First loopback port. Storage element n listens on `basePort + n`
    * (n = 1…), ingest replica n on `basePort + 100 + n`, orchestrator n on
-   * `basePort + 200 + n`. @defaultValue 58000
+   * `basePort + 200 + n`. Keep it below the kernel's ephemeral port range
+   * (`/proc/sys/net/ipv4/ip_local_port_range`, 32768–60999 on Linux): a port
+   * in that range can be held by an outgoing connection (even in TIME-WAIT),
+   * and then the listen fails with EADDRINUSE. @defaultValue 28000
    */
   basePort: number;
   /** Datacenters, one storage element each. @defaultValue `['dc-east', 'dc-west', 'dc-north']` */
@@ -32,6 +36,13 @@ export interface ClusterOptions {
    * instead of the real stage handlers. @defaultValue false
    */
   testStages: boolean;
+  /**
+   * Stages the workers serve (`worker --stages`). @defaultValue with
+   * `testStages` every stage; otherwise the stages that have a handler module
+   * (`core/src/workers/<stage>/handler.ts`; a panorama from an edge has no
+   * `stitch` stage: the edge stitches)
+   */
+  stages: readonly Stage[];
   /** Kafka topic prefix (`POLYVISION_TOPIC_PREFIX`): topics and groups of this cluster. @defaultValue `polyvision` */
   topicPrefix: string;
   /** PostgreSQL schema of this cluster (`DATABASE_SCHEMA`). @defaultValue `polyvision_cluster` */
@@ -51,7 +62,7 @@ export interface ClusterOptions {
 /** The variables that override the defaults (documented in deploy/README.md). */
 const envSchema = z.object({
   POLYVISION_CLUSTER_DIR: z.string().optional(),
-  POLYVISION_CLUSTER_BASE_PORT: envInt(58000, 1024, 65000),
+  POLYVISION_CLUSTER_BASE_PORT: envInt(28000, 1024, 65000),
   POLYVISION_CLUSTER_WORKERS: envInt(1, 1, 16),
   POLYVISION_CLUSTER_TEST_STAGES: envBool(false),
 });
@@ -68,6 +79,7 @@ const optionsSchema = z.object({
   ingestReplicas: z.number().int().min(1).max(90),
   orchestratorReplicas: z.number().int().min(1).max(90),
   workers: z.number().int().min(1).max(16),
+  stages: z.array(z.enum(STAGES)).min(1, 'at least one stage (none has a handler module yet?)'),
   topicPrefix: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/),
   databaseSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
   redisKeyPrefix: z.string().max(100),
@@ -97,6 +109,7 @@ export function compileClusterOptions(
     orchestratorReplicas: options.orchestratorReplicas ?? 2,
     workers: options.workers ?? config.POLYVISION_CLUSTER_WORKERS,
     testStages: options.testStages ?? config.POLYVISION_CLUSTER_TEST_STAGES,
+    stages: [] as readonly Stage[],
     topicPrefix: options.topicPrefix ?? 'polyvision',
     databaseSchema: options.databaseSchema ?? 'polyvision_cluster',
     redisKeyPrefix: options.redisKeyPrefix ?? '',
@@ -104,6 +117,11 @@ export function compileClusterOptions(
     readyTimeoutMs: options.readyTimeoutMs ?? 120_000,
     stopGraceMs: options.stopGraceMs ?? 20_000,
   };
+  filled.stages =
+    options.stages ??
+    (filled.testStages
+      ? STAGES
+      : STAGES.filter((stage) => existsSync(path.join(repoRoot, 'core', 'src', 'workers', stage, 'handler.ts'))));
   const parsed = optionsSchema.safeParse(filled);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -12,8 +12,10 @@ export interface ClusterProcessRecord {
   url: string | null;
   /** Bearer token its `/health/ready` needs, or null. */
   healthToken: string | null;
-  /** stdout and stderr of the process. */
+  /** stdout and stderr of the process (appended across starts). */
   logFile: string;
+  /** Size of `logFile` when this start began: readiness is read from what follows. */
+  logStartBytes: number;
 }
 
 /** What `cluster up` leaves in `<workDir>/cluster.json` for `status` and `down`. */

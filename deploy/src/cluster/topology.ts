@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { STAGES } from '@polyvision/shared';
 import { repoRoot } from '../services/paths.ts';
 import type { ClusterOptions } from './options.ts';
 
@@ -59,7 +58,7 @@ function coreEnv(options: Readonly<ClusterOptions>, services: ClusterServicesEnv
  * The processes of a local cluster, in start order: one storage element per
  * datacenter, `orchestratorReplicas` orchestrators, `ingestReplicas` ingest
  * replicas (told about every SE through `STORAGE_ELEMENTS`), `workers`
- * workers serving every stage. Variable names are those of
+ * workers serving `options.stages`. Variable names are those of
  * storage-element/README.md and core/README.md. Pure: starts nothing.
  */
 export function planCluster(
@@ -150,7 +149,7 @@ export function planCluster(
     plans.push({
       name: `worker-${n}`,
       role: 'worker',
-      args: ['worker', '--stages', STAGES.join(','), ...(options.testStages ? ['--test-stage'] : [])],
+      args: ['worker', '--stages', options.stages.join(','), ...(options.testStages ? ['--test-stage'] : [])],
       env: { ...coreEnv(options, services), WORKER_ID: `worker-${n}` },
       dir: path.join(options.workDir, `worker-${n}`),
       port: null,

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { Stage } from '@polyvision/shared';
 import { clusterDown, clusterStatus, clusterUp } from '../../cluster/index.ts';
 
 const HELP = `Usage: pnpm polyvision cluster <up|down|status> [options]
@@ -7,7 +8,7 @@ A local cluster as separate processes on 127.0.0.1, against the real services
 of 'pnpm polyvision services up' (started when REDIS_URL, DATABASE_URL and
 KAFKA_BROKERS are not all set): 3 storage elements in 3 datacenters
 (dc-east, dc-west, dc-north; folders in .work/cluster/), 2 orchestrators,
-2 ingest replicas, 1 worker serving every stage.
+2 ingest replicas, 1 worker.
 
   up      start it (idempotent: a running, ready cluster is kept); prints the
           URLs and an edge token for the tus endpoint
@@ -18,6 +19,8 @@ KAFKA_BROKERS are not all set): 3 storage elements in 3 datacenters
 Options:
   --test-stages   workers run the counting test double instead of the real stages
   --workers <n>   worker processes                                 [1]
+  --stages <a,b>  stages the workers serve    [those with a handler module;
+                                               all with --test-stages]
   --purge         (down) also delete the cluster folder (SE data, logs)
   --json          print the result as JSON on stdout
   -h, --help
@@ -25,7 +28,7 @@ Options:
 Environment (defaults in brackets):
   POLYVISION_CLUSTER_DIR          working folder            [<repo>/.work/cluster]
   POLYVISION_CLUSTER_BASE_PORT    SE n: base+n, ingest n: base+100+n,
-                                  orchestrator n: base+200+n [58000]
+                                  orchestrator n: base+200+n [28000]
   POLYVISION_CLUSTER_WORKERS      [1]
   POLYVISION_CLUSTER_TEST_STAGES  on|off                     [off]
   POLYVISION_CLUSTER_LOG_LEVEL    LOG_LEVEL of the processes [info]
@@ -75,6 +78,7 @@ export async function run(argv: string[]): Promise<number> {
     onProgress,
     ...(values['test-stages'] ? { testStages: true } : {}),
     ...(workers === undefined ? {} : { workers }),
+    ...(typeof values.stages === 'string' ? { stages: values.stages.split(',').map((s) => s.trim()) as Stage[] } : {}),
   };
 
   if (action === 'up') {
@@ -133,6 +137,7 @@ function parse(argv: string[]) {
     options: {
       'test-stages': { type: 'boolean' },
       workers: { type: 'string' },
+      stages: { type: 'string' },
       purge: { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
