@@ -68,6 +68,21 @@ describe(`reconciler, jobs API and fencing (${driver.name})`, () => {
     expect(executions.rows.map((r) => r.attempt)).toEqual([2]); // attempt 1 arrived after its deadline: skipped
   });
 
+  it('publishes the outbox rows a dead owner left unsent once it owns their partition', async () => {
+    const h = await world();
+    const events = await h.collect(`${h.prefix}.jobs.events`);
+    const payload = { left: 'behind', job_id: 'j-1' };
+    await h.db.query(
+      `INSERT INTO outbox (commands_partition, topic, message_key, payload) VALUES (2, $1, 'acme:m', $2::jsonb)`,
+      [`${h.prefix}.jobs.events`, JSON.stringify(payload)],
+    );
+    await h.startOrchestrator();
+    await waitFor(() => events.length === 1, { timeoutMs: 10_000 });
+    expect(JSON.parse(events[0]!.value)).toEqual(payload);
+    expect(events[0]!.key).toBe('acme:m');
+    await waitFor(async () => (await h.db.query(`SELECT 1 FROM outbox WHERE sent_at IS NOT NULL`)).rowCount === 1);
+  });
+
   it('runs the reconciler on one replica only, and moves it when the leader stops', async () => {
     const store = new MemoryTtlStore();
     const calls: string[] = [];
@@ -156,10 +171,16 @@ describe(`reconciler, jobs API and fencing (${driver.name})`, () => {
       const held = new Promise<void>((resolve) => {
         release = resolve;
       });
+      let locked!: () => void;
+      const lockTaken = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
       const inFlight = db.transaction(async (tx) => {
         await b.assertOwner(tx, 3, epochB);
+        locked();
         await held;
       });
+      await lockTaken;
       let claimedAt = 0;
       const claim = a.claim(3).then((epoch) => {
         claimedAt = Date.now();

@@ -118,16 +118,19 @@ export async function listJobs(
   if (filter.organization_id) add('organization_id = ?', filter.organization_id);
   if (filter.match_id) add('match_id = ?', filter.match_id);
   if (filter.cursor) {
-    const [createdAt, jobId] = Buffer.from(filter.cursor, 'base64url').toString('utf8').split('|');
-    if (!createdAt || !jobId || Number.isNaN(Date.parse(createdAt))) {
+    // Cursor: `${created_at in µs since the epoch}|${job_id}` (microseconds: PostgreSQL's precision).
+    const [createdUs, jobId] = Buffer.from(filter.cursor, 'base64url').toString('utf8').split('|');
+    if (!createdUs || !jobId || !/^\d{1,19}$/.test(createdUs)) {
       throw new ValidationError('invalid_filter', 'cursor is not one this API returned');
     }
-    params.push(createdAt, jobId);
-    where.push(`(created_at, job_id) < ($${params.length - 1}::timestamptz, $${params.length})`);
+    params.push(createdUs, jobId);
+    where.push(
+      `(created_at, job_id) < ('epoch'::timestamptz + $${params.length - 1}::bigint * interval '1 microsecond', $${params.length})`,
+    );
   }
   params.push(limit + 1);
-  const jobs = await db.query<JobRow>(
-    `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+  const jobs = await db.query<JobRow & { created_us: string }>(
+    `SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint AS created_us FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
      ORDER BY created_at DESC, job_id DESC LIMIT $${params.length}`,
     params,
   );
@@ -144,8 +147,6 @@ export async function listJobs(
       ),
     ),
     next_cursor:
-      jobs.rows.length > limit && last
-        ? Buffer.from(`${new Date(last.created_at).toISOString()}|${last.job_id}`).toString('base64url')
-        : null,
+      jobs.rows.length > limit && last ? Buffer.from(`${last.created_us}|${last.job_id}`).toString('base64url') : null,
   };
 }
