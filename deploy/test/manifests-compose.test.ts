@@ -74,6 +74,11 @@ describe('docker-compose.yml', () => {
     expect(valid).toBe(true);
   });
 
+  it('docker-compose.dev.yml (services only) is valid too', async () => {
+    const dev = parse(await readFile(path.join(deployDir, 'docker-compose.dev.yml'), 'utf8'), { merge: true });
+    expect(validate(dev), JSON.stringify(validate.errors)).toBe(true);
+  });
+
   it('the schema rejects what docker compose would reject (an unknown depends_on condition, a misspelt key)', () => {
     const broken = structuredClone(raw) as ComposeFile;
     (broken.services['ingest-1'] as ComposeService).depends_on = { redis: { condition: 'service_started_maybe' } };
