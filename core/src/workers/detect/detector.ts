@@ -58,6 +58,8 @@ export class Detector {
   readonly #classIds: number[];
   readonly #inputName: string;
   readonly #outputName: string;
+  /** Input buffers handed back after inference, reused by `prepare` (no 2 MB allocation per frame). */
+  readonly #pool: Float32Array[] = [];
 
   private constructor(
     session: ort.InferenceSession,
@@ -194,7 +196,9 @@ export class Detector {
   /**
    * Letterboxes frames (decoded at `plan.decodeWidth × decodeHeight`) into one
    * input tensor. Synchronous, so it can run while the previous batch infers.
-   * A fixed-batch model gets its batch padded with blank images.
+   * A fixed-batch model gets its batch padded with blank images. Input
+   * buffers are recycled once `infer` has run them, so a prepared batch must
+   * be inferred once, and not reused afterwards.
    */
   prepare(frames: readonly BgrImage[], plan: DetectPlan): PreparedBatch[] {
     const { inputWidth: W, inputHeight: H } = this.#spec;
@@ -206,7 +210,9 @@ export class Detector {
     for (let start = 0; start < images.length; start += this.info.batchSize) {
       const chunk = images.slice(start, start + this.info.batchSize);
       const size = this.#fixedBatch() ? this.info.batchSize : chunk.length;
-      const data = new Float32Array(size * 3 * W * H);
+      const length = size * 3 * W * H;
+      const pooled = this.#pool.findIndex((b) => b.length === length);
+      const data = pooled >= 0 ? this.#pool.splice(pooled, 1)[0]! : new Float32Array(length);
       const items = chunk.map((item, i) => ({
         frame: item.frame,
         transform: letterboxInto(item.image, item.region, this.#spec, data, i * 3 * W * H),
@@ -246,6 +252,7 @@ export class Detector {
           cause,
         });
       }
+      if (this.#pool.length < 4) this.#pool.push(batch.tensor.data as Float32Array);
       const data = output.data as Float32Array;
       const perImage = data.length / output.dims[0]!;
       batch.items.forEach((item, i) => {
