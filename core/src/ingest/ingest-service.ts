@@ -21,6 +21,7 @@ import { createDatabase, type Database, migrate } from '../db/index.ts';
 import { createOpsService } from '../ops/ops-service.ts';
 import { type EdgeIdentity, verifyEdgeToken } from './edge-tokens.ts';
 import type { IngestSettings } from './options.ts';
+import type { PlacementAttempt } from './placement.ts';
 import { RedisLocker } from './redis-locker.ts';
 import { StorageElementClient } from './se-client.ts';
 import { StorageElementDataStore, type UploadOwner } from './se-data-store.ts';
@@ -37,6 +38,19 @@ export interface RunningIngest {
   close(): Promise<void>;
 }
 
+/**
+ * What a caller may hand {@link startIngest} instead of letting it connect
+ * (the one-process demo shares one in-memory Redis and one PGlite between replicas).
+ */
+export interface IngestDependencies {
+  /** Used instead of connecting to `REDIS_URL` (a `duplicate()` serves the tus-lock subscriptions). Quit on close. */
+  redis?: Redis;
+  /** Used instead of `DATABASE_URL`; migrated here, NOT closed on close (the caller owns it). */
+  db?: Database;
+  /** Called after each placement with the SEs tried (outcome per SE) and whether the file was placed. */
+  onPlacement?: (attempts: readonly PlacementAttempt[], placed: boolean) => void;
+}
+
 /** How long an accepted token is remembered before the database is asked again, in ms (revocation delay). */
 const TOKEN_CACHE_MS = 10_000;
 
@@ -45,16 +59,23 @@ const TOKEN_CACHE_MS = 10_000;
  * (election, capacity cache, tus locks), the capacity monitor, the tus
  * upload API with edge-token auth, health and metrics, and the expiry sweep.
  */
-export async function startIngest(settings: IngestSettings, logger: Logger = silentLogger): Promise<RunningIngest> {
+export async function startIngest(
+  settings: IngestSettings,
+  logger: Logger = silentLogger,
+  deps: IngestDependencies = {},
+): Promise<RunningIngest> {
   const { env } = settings;
   const prefix = env.REDIS_KEY_PREFIX;
-  const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: true });
+  const redis = deps.redis ?? new Redis(env.REDIS_URL, { maxRetriesPerRequest: 2, lazyConnect: true });
   const subscriber = redis.duplicate();
   redis.on('error', (error) => logger.warn({ err: error }, 'redis'));
   subscriber.on('error', (error) => logger.warn({ err: error }, 'redis subscriber'));
-  await redis.connect();
-  await subscriber.connect();
-  const db = createDatabase({ databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
+  if (!deps.redis) {
+    await redis.connect();
+    await subscriber.connect();
+  }
+  const db = deps.db ?? createDatabase({ databaseUrl: env.DATABASE_URL, schema: env.DATABASE_SCHEMA });
+  const closeDb = deps.db ? async () => {} : () => db.close();
   await migrate(db);
 
   const registry = createMetricsRegistry({ service: 'ingest', labels: { instance_id: settings.instanceId } });
@@ -107,6 +128,7 @@ export async function startIngest(settings: IngestSettings, logger: Logger = sil
         void ops?.map.noteInsufficientStorage(a.storage_id, a.message ?? '').catch(() => undefined);
       }
       placements.inc({ outcome: !placed ? 'failed' : refused.length > 0 ? 'after_507' : 'first_try' });
+      deps.onPlacement?.(attempts, placed);
     },
   });
   const locker = new RedisLocker({
@@ -197,7 +219,7 @@ export async function startIngest(settings: IngestSettings, logger: Logger = sil
     clearInterval(sweep);
     await ops?.close();
     await monitor.close();
-    await Promise.allSettled([redis.quit(), subscriber.quit(), db.close(), agent.close()]);
+    await Promise.allSettled([redis.quit(), subscriber.quit(), closeDb(), agent.close()]);
     throw error;
   }
   logger.info({ url: server.url, instance_id: settings.instanceId }, 'ingest listening');
@@ -216,7 +238,7 @@ export async function startIngest(settings: IngestSettings, logger: Logger = sil
         await server.close();
         await monitor.close();
         await elections.close();
-        await Promise.allSettled([redis.quit(), subscriber.quit(), db.close(), agent.close()]);
+        await Promise.allSettled([redis.quit(), subscriber.quit(), closeDb(), agent.close()]);
       })();
       return closing;
     },

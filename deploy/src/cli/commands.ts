@@ -56,6 +56,11 @@ export const commands: Command[] = [
     load: () => import('./commands/jobs.ts'),
   },
   {
+    name: 'demo',
+    summary: 'the main job end to end in one process: edge → ingest → SEs → orchestrators → workers → out/<match_id>/',
+    load: () => import('./commands/demo.ts'),
+  },
+  {
     name: 'ingest',
     summary: 'run an ingest replica (tus uploads → storage elements, capacity monitor); token create|list|revoke',
     load: () => import('./commands/ingest.ts'),

@@ -1,0 +1,161 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ValidationError } from '@polyvision/shared';
+import type { SampleOptions } from './sample.ts';
+
+/** Everything `pnpm demo` was asked to do, validated. */
+export interface DemoOptions {
+  /** The user's camera videos; empty = the synthetic sample. */
+  cameras: string[];
+  /** venue.json for the user's cameras (several cameras need one). */
+  calibration: string | null;
+  sample: SampleOptions;
+  /** `out/` — the match folder goes below it. */
+  outRoot: string;
+  matchId: string | null;
+  /** Stage variables (DETECT_*, …) for the workers. */
+  stageEnv: Record<string, string | undefined>;
+  /** Quota of each storage element, bytes. */
+  storageCapacityBytes: number;
+  /** Longest the job may take, ms. */
+  timeoutMs: number;
+  /** Plain log lines instead of the redrawn view. */
+  plain: boolean;
+}
+
+/** Analysis rate of the demo's detector, frames per second: the detector is the bottleneck on 2 CPU cores. */
+export const DEMO_ANALYSIS_FPS = 5;
+
+export const DEMO_HELP = `Usage: pnpm demo [options]
+
+Runs the main job end to end in one process: an edge node stitches a
+3-camera match and uploads it through 2 ingest replicas to 5 storage elements
+in 3 datacenters (one nearly full: the first placement meets a 507 and moves),
+2 orchestrator replicas share the 12 command partitions, and the workers
+detect, track, frame a virtual camera, analyse and encode. Outputs go to
+out/<match_id>/ with report.html (open it from disk).
+
+Embedded by default (in-memory Redis and bus, PGlite); REDIS_URL, DATABASE_URL
+and KAFKA_BROKERS switch to real services (pnpm polyvision services up).
+
+Options:
+  --cameras <a.mp4,b.mp4>   your own camera videos (one video = one-camera rig)
+  --calibration <venue.json> venue calibration of those cameras (needed for 2+)
+  --model <m.onnx>          detector model (DETECT_MODEL_PATH) [core/models/player-detector]
+  --model-layout <l>        auto | yolov8 | yolox                 [auto]
+  --class-map <map>         detector classes, e.g. 0:player      (DETECT_CLASS_MAP)
+  --analysis-fps <n>        frames per second the detector analyses [${DEMO_ANALYSIS_FPS}]
+  --duration <s>            synthetic sample length, seconds      [20]
+  --size <WxH>              synthetic camera size                 [1280x720]
+  --fps <n>                 synthetic frame rate                  [25]
+  --out <dir>               output root                           [out]
+  --match-id <id>           match id                              [match-<date>-<random>]
+  --timeout <s>             give up after this many seconds       [1800]
+  --plain                   log lines instead of the live view
+  -h, --help
+
+Exit status: 0 done, 1 the job failed, 2 bad options or input.
+`;
+
+/**
+ * Parses `pnpm demo` arguments.
+ * @throws ValidationError `demo_usage` naming the bad option and what was expected.
+ */
+export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): DemoOptions | 'help' {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        cameras: { type: 'string' },
+        calibration: { type: 'string' },
+        model: { type: 'string' },
+        'model-layout': { type: 'string' },
+        'class-map': { type: 'string' },
+        'analysis-fps': { type: 'string' },
+        duration: { type: 'string' },
+        size: { type: 'string' },
+        fps: { type: 'string' },
+        out: { type: 'string' },
+        'match-id': { type: 'string' },
+        timeout: { type: 'string' },
+        plain: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }).values;
+  } catch (error) {
+    throw new ValidationError('demo_usage', (error as Error).message);
+  }
+  if (values.help) return 'help';
+  const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const number = (name: string, fallback: number, check: (n: number) => boolean, expected: string) => {
+    const raw = text(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || !check(n))
+      throw new ValidationError('demo_usage', `--${name} ${raw}: expected ${expected}`);
+    return n;
+  };
+  const cameras = (text('cameras') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((p) => resolve(cwd, p));
+  for (const path of cameras) {
+    if (!existsSync(path)) throw new ValidationError('demo_usage', `--cameras: ${path} does not exist`);
+  }
+  const calibration = text('calibration') ? resolve(cwd, text('calibration') as string) : null;
+  if (calibration && !existsSync(calibration))
+    throw new ValidationError('demo_usage', `--calibration: ${calibration} does not exist`);
+  if (calibration && cameras.length === 0) throw new ValidationError('demo_usage', '--calibration needs --cameras');
+  if (cameras.length > 1 && !calibration) {
+    throw new ValidationError('demo_usage', `${cameras.length} cameras need --calibration venue.json to be stitched`);
+  }
+  const model = text('model') ? resolve(cwd, text('model') as string) : undefined;
+  if (model && !existsSync(model)) throw new ValidationError('demo_usage', `--model: ${model} does not exist`);
+  const layout = text('model-layout');
+  if (layout && !['auto', 'yolov8', 'yolox'].includes(layout)) {
+    throw new ValidationError('demo_usage', `--model-layout ${layout}: expected auto, yolov8 or yolox`);
+  }
+  const size = text('size') ?? '1280x720';
+  const sizeMatch = /^(\d+)x(\d+)$/.exec(size);
+  if (!sizeMatch) throw new ValidationError('demo_usage', `--size ${size}: expected WIDTHxHEIGHT, e.g. 1280x720`);
+  const analysisFps = number(
+    'analysis-fps',
+    DEMO_ANALYSIS_FPS,
+    (n) => n >= 0.1 && n <= 240,
+    'a number from 0.1 to 240',
+  );
+  const matchId = text('match-id') ?? null;
+  if (matchId !== null && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(matchId)) {
+    throw new ValidationError('demo_usage', `--match-id ${matchId}: expected letters, digits, ".", "_", "-"`);
+  }
+  // A user's own model: COCO-style by default (class 0 = person).
+  const classMap = text('class-map') ?? (model ? '0:player,32:ball' : undefined);
+  return {
+    cameras,
+    calibration,
+    sample: {
+      cacheDir: resolve(repoRoot, '.cache', 'demo'),
+      durationS: number('duration', 20, (n) => n > 0 && n <= 600, 'seconds from 0 to 600'),
+      widthPx: Number(sizeMatch[1]),
+      heightPx: Number(sizeMatch[2]),
+      fps: number('fps', 25, (n) => Number.isInteger(n) && n >= 1 && n <= 60, 'a whole number from 1 to 60'),
+      seed: 7,
+    },
+    outRoot: resolve(cwd, text('out') ?? 'out'),
+    matchId,
+    stageEnv: {
+      DETECT_ANALYSIS_FPS: String(analysisFps),
+      DETECT_MODEL_CACHE_DIR: resolve(repoRoot, '.cache', 'models'),
+      ...(model ? { DETECT_MODEL_PATH: model, DETECT_MODEL_VERSION: `user-${model.split('/').at(-1)}` } : {}),
+      ...(layout ? { DETECT_MODEL_LAYOUT: layout } : {}),
+      ...(classMap ? { DETECT_CLASS_MAP: classMap } : {}),
+    },
+    storageCapacityBytes: 8 * 1024 ** 3,
+    timeoutMs: number('timeout', 1800, (n) => n > 0, 'a positive number of seconds') * 1000,
+    plain: values.plain === true,
+  };
+}

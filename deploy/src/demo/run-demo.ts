@@ -1,0 +1,328 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getJob, type JobView, type StageHandler } from '@polyvision/core';
+import { abortableSleep, type Logger, PolyvisionError, silentLogger } from '@polyvision/shared';
+import { type CollectedOutputs, collectOutputs } from './collect.ts';
+import { type EdgePanorama, stitchPanorama, type UploadTry, uploadPanorama } from './edge.ts';
+import { openDemoInfra, type ServiceUrls } from './infra.ts';
+import type { DemoOptions } from './options.ts';
+import { writeReport } from './report.ts';
+import { ensureSample } from './sample.ts';
+import { type PlacementRecord, startDemoStack } from './stack.ts';
+import { fillStorageElement, startDemoStorage } from './storage.ts';
+
+/** The steps the live view shows, in order. */
+export const DEMO_STEPS = [
+  'sample',
+  'start',
+  'stitch',
+  'upload',
+  'detect',
+  'track',
+  'vcam',
+  'analyze',
+  'encode',
+  'collect',
+] as const;
+export type DemoStep = (typeof DEMO_STEPS)[number];
+
+/** What the live view is told while the demo runs. */
+export interface DemoObserver {
+  step?(step: DemoStep, state: 'running' | 'done' | 'failed', progress: number, note?: string): void;
+  info?(line: string): void;
+}
+
+/** Timing of one step, ms since the demo started. */
+export interface StepTiming {
+  step: DemoStep;
+  startMs: number;
+  endMs: number;
+  /** Wall time of the step, ms. */
+  durationMs: number;
+}
+
+/** Everything the summary, the report and the tests need. */
+export interface DemoResult {
+  matchId: string;
+  organizationId: string;
+  outDir: string;
+  services: { bus: string; database: string; redis: string };
+  placements: PlacementRecord[];
+  /** The edge's upload tries (a final 507 would appear here). */
+  uploadTries: UploadTry[];
+  /** SE that holds the panorama, with its datacenter. */
+  panoramaPlacement: { storageId: string; location: string; sizeBytes: number } | null;
+  job: JobView;
+  /** How many times each stage's handler ran. */
+  executions: Record<string, number>;
+  timings: StepTiming[];
+  leaders: { capacityMonitor: string | null; orchestratorPartitions: Record<string, number[]>; workers: string[] };
+  opsUrl: string;
+  panorama: EdgePanorama;
+  outputs: CollectedOutputs;
+  analysisFps: number | null;
+  totalMs: number;
+}
+
+/**
+ * Runs the main job end to end in this process (DESIGN.md "The main job"):
+ * sample → storage elements, ingest ×2, orchestrators ×2, worker → the edge
+ * stitches and uploads → detect, track, vcam ∥ analyze, encode → `out/<match_id>/`
+ * with `report.html`. Real services where `urls` say so, embedded drivers otherwise.
+ *
+ * @throws PolyvisionError `demo_job_failed` (with the stage's error) when the job fails,
+ *   `demo_timeout` when it does not finish within `options.timeoutMs`; input errors of the edge.
+ */
+export async function runDemo(
+  options: DemoOptions,
+  urls: ServiceUrls,
+  observer: DemoObserver = {},
+  run: { signal?: AbortSignal; logger?: Logger } = {},
+): Promise<DemoResult> {
+  const logger = run.logger ?? silentLogger;
+  const signal = run.signal;
+  const t0 = performance.now();
+  const timings: StepTiming[] = [];
+  let current: { step: DemoStep; startMs: number } | null = null;
+  const begin = (step: DemoStep, note?: string) => {
+    current = { step, startMs: performance.now() - t0 };
+    observer.step?.(step, 'running', 0, note);
+  };
+  const end = (note?: string) => {
+    if (!current) return;
+    const endMs = performance.now() - t0;
+    timings.push({ step: current.step, startMs: current.startMs, endMs, durationMs: endMs - current.startMs });
+    observer.step?.(current.step, 'done', 1, note);
+    current = null;
+  };
+
+  const matchId = options.matchId ?? `match-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString('hex')}`;
+  const organizationId = 'demo-org';
+  const workRoot = await mkdtemp(join(tmpdir(), 'polyvision-demo-'));
+  const cleanups: Array<() => Promise<void>> = [async () => rm(workRoot, { recursive: true, force: true })];
+  try {
+    // 1. The footage: the user's cameras, or the cached synthetic match.
+    begin('sample');
+    let cameraPaths = options.cameras;
+    let calibrationPath = options.calibration;
+    if (cameraPaths.length === 0) {
+      const sample = await ensureSample(options.sample, {
+        ...(signal ? { signal } : {}),
+        onProgress: (done, total) =>
+          observer.step?.('sample', 'running', done / total, 'rendering the synthetic match'),
+      });
+      cameraPaths = sample.cameraPaths;
+      calibrationPath = sample.calibrationPath;
+      end(sample.generated ? `generated ${sample.dir}` : `cached ${sample.dir}`);
+    } else end(`${cameraPaths.length} camera file(s)`);
+
+    // 2. The core site.
+    begin('start');
+    const infra = await openDemoInfra(urls);
+    cleanups.push(() => infra.close());
+    const storage = await startDemoStorage(join(workRoot, 'se'), options.storageCapacityBytes);
+    cleanups.push(() => storage.close());
+    const executions: Record<string, number> = {};
+    const stack = await startDemoStack({
+      infra,
+      storage,
+      artifactDir: join(workRoot, 'artifacts'),
+      stageEnv: options.stageEnv,
+      organizationId,
+      logger,
+      wrapHandler: (handler: StageHandler): StageHandler => ({
+        ...handler,
+        run: (context) => {
+          executions[handler.stage] = (executions[handler.stage] ?? 0) + 1;
+          return handler.run(context);
+        },
+      }),
+    });
+    cleanups.push(() => stack.close());
+    const opsUrl = `${stack.ingest[0]?.url}/ops`;
+    observer.info?.(`ops page: ${opsUrl}  (operator token: ${stack.opsToken})`);
+    // The capacity monitor's first poll fills the cache; wait for it.
+    await waitUntil(
+      async () => {
+        const statuses = await Promise.all(stack.ingest.map((i) => i.monitor.status().catch(() => null)));
+        return statuses.some((s) => s && s.writable_storage_elements === storage.elements.length);
+      },
+      30_000,
+      'the capacity monitor did not poll every storage element',
+      signal,
+    );
+    end(
+      `${storage.elements.length} SEs, ${stack.ingest.length} ingest, ${stack.orchestrators.length} orchestrators, 1 worker`,
+    );
+
+    // 3. The edge stitches the cameras into a panorama.
+    begin('stitch');
+    const edgeDir = join(workRoot, 'edge');
+    await mkdir(edgeDir, { recursive: true });
+    const panorama = await stitchPanorama({ cameraPaths, calibrationPath }, edgeDir, signal);
+    end(panorama.stitched ? `${panorama.widthPx}x${panorama.heightPx}` : 'one-camera rig: no stitching');
+
+    // 4. A neighbour fills the nearly full SE after the monitor's poll, then the edge uploads.
+    begin('upload');
+    const nearlyFull = storage.elements.find((e) => e.nearlyFull);
+    if (nearlyFull) {
+      const booked = await fillStorageElement(nearlyFull, storage.token, Math.floor(panorama.sizeBytes / 2));
+      observer.info?.(
+        `${nearlyFull.storageId} (${nearlyFull.location}) is nearly full: a neighbour booked ${formatBytes(booked)}; the capacity cache does not know yet`,
+      );
+    }
+    const { tries } = await uploadPanorama({
+      panorama,
+      ingestUrls: stack.ingest.map((i) => i.url),
+      token: stack.edgeToken,
+      organizationId,
+      matchId,
+      ...(signal ? { signal } : {}),
+      onProgress: (sent, total) => observer.step?.('upload', 'running', sent / total),
+    });
+    const placed = stack.placements.find((p) => p.placed);
+    const placedOn = placed?.attempts.find((a) => a.outcome === 'reserved')?.storage_id ?? null;
+    const placedSe = storage.elements.find((e) => e.storageId === placedOn);
+    end(placedSe ? `on ${placedSe.storageId} (${placedSe.location})` : undefined);
+
+    // 5. The job runs; the live view follows its stages in the database.
+    const job = await followJob(infra.db, matchId, organizationId, observer, timings, t0, options.timeoutMs, signal);
+    if (job.status !== 'completed') {
+      const failed = job.stages.find((s) => s.status === 'failed');
+      throw new PolyvisionError(
+        'demo_job_failed',
+        `job ${job.job_id} ${job.status}${failed ? `: stage ${failed.stage} failed: ${JSON.stringify(failed.error)}` : ''}`,
+        { details: { job } },
+      );
+    }
+
+    // 6. Outputs and report.
+    begin('collect');
+    const outDir = join(options.outRoot, matchId);
+    const outputs = await collectOutputs({
+      job,
+      artifactDir: join(workRoot, 'artifacts'),
+      panoramaPath: panorama.path,
+      outDir,
+    });
+    const result: DemoResult = {
+      matchId,
+      organizationId,
+      outDir,
+      services: { bus: infra.busKind, database: infra.dbKind, redis: infra.redisKind },
+      placements: stack.placements,
+      uploadTries: tries,
+      panoramaPlacement: placedSe
+        ? { storageId: placedSe.storageId, location: placedSe.location, sizeBytes: panorama.sizeBytes }
+        : null,
+      job,
+      executions,
+      timings,
+      leaders: {
+        capacityMonitor: stack.ingestIds.find((_, i) => stack.ingest[i]?.monitor.isLeader) ?? null,
+        orchestratorPartitions: Object.fromEntries(
+          stack.orchestrators.map((o) => [o.tuning.instanceId, [...o.ownedPartitions()].sort((a, b) => a - b)]),
+        ),
+        workers: [stack.worker.workerId],
+      },
+      opsUrl,
+      panorama,
+      outputs,
+      analysisFps: options.stageEnv.DETECT_ANALYSIS_FPS ? Number(options.stageEnv.DETECT_ANALYSIS_FPS) : null,
+      totalMs: 0,
+    };
+    end(outDir);
+    result.totalMs = performance.now() - t0;
+    result.timings = timings;
+    await writeReport(result);
+    return result;
+  } catch (error) {
+    if (current) observer.step?.((current as { step: DemoStep }).step, 'failed', 0, (error as Error).message);
+    throw error;
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  }
+}
+
+/** Polls `check` every 200 ms until it is true. @throws PolyvisionError `demo_timeout`. */
+async function waitUntil(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  message: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new PolyvisionError('demo_timeout', `${message} within ${timeoutMs} ms`);
+    await abortableSleep(200, signal);
+  }
+}
+
+/**
+ * Follows the match's job in the database (the final word on state) until it
+ * ends, reporting each stage's status and progress, and records stage timings
+ * from the stages' own `started_at`/`finished_at`.
+ */
+async function followJob(
+  db: Parameters<typeof getJob>[0],
+  matchId: string,
+  organizationId: string,
+  observer: DemoObserver,
+  timings: StepTiming[],
+  t0: number,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<JobView> {
+  const deadline = Date.now() + timeoutMs;
+  const wallOffset = Date.now() - performance.now();
+  let jobId: string | null = null;
+  const reported = new Set<string>();
+  for (;;) {
+    if (Date.now() > deadline)
+      throw new PolyvisionError('demo_timeout', `the job did not finish within ${timeoutMs} ms`);
+    if (!jobId) {
+      const row = await db.query<{ job_id: string }>(
+        'SELECT job_id FROM jobs WHERE organization_id = $1 AND match_id = $2 ORDER BY created_at LIMIT 1',
+        [organizationId, matchId],
+      );
+      jobId = row.rows[0]?.job_id ?? null;
+    }
+    const job = jobId ? await getJob(db, jobId) : null;
+    if (job) {
+      for (const s of job.stages) {
+        const step = s.stage as DemoStep;
+        if (s.status === 'completed' && !reported.has(s.stage)) {
+          reported.add(s.stage);
+          const startMs = s.started_at ? Date.parse(s.started_at) - wallOffset - t0 : 0;
+          const endMs = s.finished_at ? Date.parse(s.finished_at) - wallOffset - t0 : performance.now() - t0;
+          timings.push({ step, startMs, endMs, durationMs: endMs - startMs });
+          observer.step?.(step, 'done', 1, statsNote(s.stats));
+        } else if (s.status === 'failed') observer.step?.(step, 'failed', s.progress, JSON.stringify(s.error));
+        else if (s.status === 'running' || s.status === 'dispatched') observer.step?.(step, 'running', s.progress);
+      }
+      if (['completed', 'failed', 'cancelled'].includes(job.status)) return job;
+    }
+    await abortableSleep(250, signal);
+  }
+}
+
+function statsNote(stats: unknown): string | undefined {
+  if (!stats || typeof stats !== 'object') return undefined;
+  return Object.entries(stats as Record<string, number>)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+}
+
+/** `12.3 MiB`. */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}

@@ -1,0 +1,58 @@
+import { relative } from 'node:path';
+import { type DemoResult, formatBytes } from './run-demo.ts';
+
+/** The 507s met during placement: which SE refused, and where the file went instead. */
+export function insufficientStorageEvents(
+  result: DemoResult,
+): Array<{ storageId: string; resolvedOn: string | null; replica: string; message: string }> {
+  const events = [];
+  for (const p of result.placements) {
+    const placedOn = p.attempts.find((a) => a.outcome === 'reserved')?.storage_id ?? null;
+    for (const a of p.attempts.filter((x) => x.outcome === 'insufficient_storage')) {
+      events.push({ storageId: a.storage_id, resolvedOn: placedOn, replica: p.replica, message: a.message ?? '' });
+    }
+  }
+  return events;
+}
+
+/** The end-of-run summary printed by `pnpm demo`. */
+export function formatSummary(result: DemoResult, cwd: string): string {
+  const lines: string[] = [];
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  lines.push('', `Polyvision demo — match ${result.matchId} — ${result.job.status} in ${s(result.totalMs)}`);
+  lines.push(
+    `services: bus ${result.services.bus}, database ${result.services.database}, redis ${result.services.redis}`,
+  );
+  lines.push('', 'Placement');
+  if (result.panoramaPlacement) {
+    const p = result.panoramaPlacement;
+    lines.push(`  panorama.mp4 (${formatBytes(p.sizeBytes)}) → ${p.storageId} in ${p.location}`);
+  }
+  const refused = insufficientStorageEvents(result);
+  if (refused.length === 0) lines.push('  no 507 met');
+  for (const e of refused) {
+    lines.push(
+      `  507 from ${e.storageId} (reservation refused on ${e.replica}; the cache still showed room) → excluded, cache updated, placed on ${e.resolvedOn ?? 'nothing'}`,
+    );
+  }
+  const edge507 = result.uploadTries.filter((t) => t.outcome === 'insufficient_storage').length;
+  if (edge507 > 0) lines.push(`  the edge got ${edge507} final 507(s) and waited Retry-After`);
+  lines.push('', 'Stage timings (wall)');
+  for (const t of result.timings)
+    lines.push(`  ${t.step.padEnd(8)} ${s(t.durationMs).padStart(8)}   (${s(t.startMs)} → ${s(t.endMs)})`);
+  if (result.analysisFps !== null) {
+    lines.push(
+      `  the detector analyses ${result.analysisFps} frames per second of video (--analysis-fps); tracks are interpolated between`,
+    );
+  }
+  lines.push('', 'Leaders');
+  lines.push(`  capacity monitor: ${result.leaders.capacityMonitor ?? 'none'}`);
+  for (const [id, partitions] of Object.entries(result.leaders.orchestratorPartitions)) {
+    lines.push(`  ${id}: command partitions ${partitions.join(',') || '-'}`);
+  }
+  lines.push(`  workers: ${result.leaders.workers.join(', ')}`);
+  lines.push('', `Outputs in ${relative(cwd, result.outDir) || '.'}/ (${result.outputs.files.length} files)`);
+  lines.push(`  open ${relative(cwd, `${result.outDir}/report.html`)}`);
+  lines.push('');
+  return lines.join('\n');
+}
