@@ -87,6 +87,25 @@ describe(`worker runtime (${driver.name})`, () => {
     expect(reports.some((r) => JSON.parse(r.value).type === 'stage.progress')).toBe(true);
   });
 
+  it("runs a task whose previous holder died once that holder's claim lease expires", async () => {
+    let runs = 0;
+    const { db, reports, sendTask } = await setup({
+      stage: 'detect',
+      async run() {
+        runs += 1;
+        return { outputs: [] };
+      },
+    });
+    const t = task();
+    // A worker that died mid-task: its claim is live for another second.
+    await new PgStageClaimStore(db).claim(t, 'dead-worker', 1_000);
+    const sentAt = Date.now();
+    await sendTask(t);
+    await waitFor(() => reports.some((r) => JSON.parse(r.value).type === 'stage.completed'), { timeoutMs: 10_000 });
+    expect(runs).toBe(1);
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(900);
+  });
+
   it('reports failures with the retriable flag, and dead-letters a malformed task without blocking', async () => {
     const { bus, reports, sendTask } = await setup({
       stage: 'detect',

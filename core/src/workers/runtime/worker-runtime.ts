@@ -52,8 +52,9 @@ interface RunningTask {
  * `polyvision.jobs.events` (own group, new events only) to abort tasks of
  * jobs that were cancelled or failed.
  *
- * Per task: validate (else DLQ) → claim (a completed claim re-sends its
- * result; a live foreign claim skips) → run with an AbortSignal, renewing the
+ * Per task: validate (else DLQ) → skip if past its deadline → claim (a
+ * completed claim re-sends its result; a live foreign claim is waited for,
+ * uncommitted, until it completes or its lease expires) → run with an AbortSignal, renewing the
  * claim and sending throttled progress → store the result in the claim →
  * send `stage.completed` / `stage.failed` with a deterministic message id →
  * the bus commits the offset.
@@ -186,9 +187,15 @@ export class WorkerRuntime {
       await this.#sendCompleted(task, claim.result, 0);
       return;
     }
-    if (claim.state !== 'claimed') {
-      this.#logger.info({ task: task.message_id, state: claim.state }, 'task not run: claim held or finished');
-      return;
+    if (claim.state === 'failed') return; // reported already
+    if (claim.state === 'busy') {
+      // Another worker holds a live claim (it runs the task, or it died and its
+      // lease has not expired yet): not committed, so the bus hands the task
+      // again after a backoff until the holder completes (we then re-send its
+      // result) or its lease expires (we then run it).
+      throw new PolyvisionError('task_claimed_elsewhere', `task ${task.message_id} is claimed by ${claim.owner}`, {
+        retriable: true,
+      });
     }
     const controller = new AbortController();
     this.#running.set(task.message_id, { task, controller });
