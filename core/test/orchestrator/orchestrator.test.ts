@@ -41,11 +41,11 @@ for (const { bus: busKind, driver, skip } of worlds) {
       await drop?.();
     });
 
-    it('runs jobs through detect → track → (vcam ∥ analyze) → encode, each stage once', async () => {
+    it('runs jobs through [stitch →] detect → track → (vcam ∥ analyze) → encode, each stage once', async () => {
       const h = await world();
       const events = await h.collect(`${h.prefix}.jobs.events`);
       await h.startOrchestrator();
-      await h.startWorker();
+      await h.startWorker({}, ['stitch', ...ALL_STAGES]);
       const ids = await h.submit(6);
       await h.waitForStatus(ids, 'completed');
       const executions = await h.executions(ids);
@@ -60,6 +60,14 @@ for (const { bus: busKind, driver, skip } of worlds) {
       expect(stages[1]).toBe('track');
       expect(new Set(stages.slice(2, 4))).toEqual(new Set(['vcam', 'analyze']));
       expect(stages[4]).toBe('encode');
+      // Optional Stitch first, for edges that upload raw cameras.
+      const [stitched] = await h.submit(1, ['stitch', 'detect', 'track']);
+      await h.waitForStatus([stitched!], 'completed');
+      const stitchOrder = await h.db.query<{ stage: string }>(
+        `SELECT stage FROM test_stage_executions WHERE job_id = $1 ORDER BY id`,
+        [stitched],
+      );
+      expect(stitchOrder.rows.map((r) => r.stage)).toEqual(['stitch', 'detect', 'track']);
       const job = await h.db.query<{ progress: number }>(`SELECT progress FROM jobs WHERE job_id = $1`, [ids[0]]);
       expect(job.rows[0]!.progress).toBe(1);
       await waitFor(
