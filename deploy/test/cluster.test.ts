@@ -1,9 +1,11 @@
 /**
  * `pnpm polyvision cluster`: the local multi-process cluster on the real
  * services. It starts (3 SEs in 3 datacenters, 2 orchestrators, 2 ingest, 1
- * worker), takes one short synthetic panorama through a real tus 1.0.0 upload
- * on an ingest replica, the job runs through the orchestrators and the worker
- * to `completed`, and `down` leaves no process behind.
+ * worker, 1 edge on synthetic cameras), takes one short synthetic panorama
+ * through a real tus 1.0.0 upload on an ingest replica and the edge's own
+ * recorded match through the edge's uploader; the jobs run through the
+ * orchestrators and the worker to `completed`, and `down` leaves no process
+ * behind.
  *
  * The worker runs the counting test double of each stage (`--test-stages`):
  * the real stage handlers (`core/src/workers/<stage>/handler.ts`) are not
@@ -80,6 +82,8 @@ describe('local cluster', () => {
       workDir: path.join(tmpdir(), uniqueName('cluster')),
       basePort: await freeBasePort(),
       testStages: true,
+      edge: true,
+      edgeMatchDurationS: 8,
       topicPrefix,
       databaseSchema: schema.schema,
       redisKeyPrefix: redis.prefix,
@@ -105,7 +109,7 @@ describe('local cluster', () => {
     await schema?.close();
   });
 
-  it('starts 3 SEs, 2 orchestrators, 2 ingest and 1 worker, all ready; a second up keeps them', async () => {
+  it('starts 3 SEs, 2 orchestrators, 2 ingest, 1 worker and 1 edge, all ready; a second up keeps them', async () => {
     const up = await clusterUp(options);
     state = up.state;
     expect(up.outcome).toBe('started');
@@ -118,6 +122,7 @@ describe('local cluster', () => {
       'ingest-1',
       'ingest-2',
       'worker-1',
+      'edge-1',
     ]);
     expect(state.edgeToken).toMatch(/\S{20,}/);
     const status = await clusterStatus(options);
@@ -211,11 +216,61 @@ describe('local cluster', () => {
     expect(Number(executions.rows[0]?.n)).toBe(job?.stages.length);
   }, 180_000);
 
+  it('the edge records its match from synthetic cameras, stitches, uploads, and every panorama job completes', async () => {
+    const matchId = state.edgeMatchId as string;
+    expect(matchId).toMatch(/^cluster-/);
+    const orchestrator = state.processes.find((p) => p.role === 'orchestrator');
+    let jobs: { job_id: string; status: string; inputs: { kind: string; storage_id: string }[] }[] = [];
+    // 8 s of match in 4 s wall-clock-aligned segments: two or three panoramas, each its own job.
+    // First the edge finishes recording and uploading, then every catalogued panorama has a finished job.
+    const edge = state.processes.find((p) => p.role === 'edge');
+    await waitFor(
+      async () => {
+        const status = (await (await fetch(`${edge?.url}/api/v1/status`)).json()) as {
+          recording: { match_id: string | null; panorama_segments: number };
+          upload: { state: string };
+          schedule: { recording_until: string }[];
+        };
+        const until = Date.parse(status.schedule[0]?.recording_until ?? '');
+        return (
+          Date.now() > until &&
+          status.recording.match_id === null &&
+          status.recording.panorama_segments >= 2 &&
+          status.upload.state === 'idle'
+        );
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000 },
+    );
+    let files = 0;
+    await waitFor(
+      async () => {
+        const { rows } = await schema.pool.query<{ n: string }>(
+          "SELECT count(*) AS n FROM files WHERE match_id = $1 AND kind = 'panorama'",
+          [matchId],
+        );
+        files = Number(rows[0]?.n);
+        const response = await fetch(`${orchestrator?.url}/api/v1/jobs?match_id=${matchId}`);
+        jobs = ((await response.json()) as { jobs: typeof jobs }).jobs;
+        return (
+          files >= 2 && jobs.length === files && jobs.every((j) => j.status === 'completed' || j.status === 'failed')
+        );
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000 },
+    );
+    expect(jobs.map((j) => j.status)).toEqual(jobs.map(() => 'completed'));
+    for (const job of jobs) {
+      expect(job.inputs[0]?.kind).toBe('panorama');
+      expect(['se-1-dc-east', 'se-2-dc-west', 'se-3-dc-north']).toContain(job.inputs[0]?.storage_id);
+    }
+    expect(jobs).toHaveLength(files);
+  }, 240_000);
+
   it('a start that fails (a port taken) says why and leaves nothing running', async () => {
     const failing = {
       ...options,
       workDir: path.join(tmpdir(), uniqueName('cluster-fail')),
       basePort: await freeBasePort(),
+      edge: false,
     };
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen((failing.basePort as number) + 2, '127.0.0.1', resolve));

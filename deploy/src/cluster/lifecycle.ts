@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { access, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PolyvisionError } from '@polyvision/shared';
 import { isAlive, type StopOutcome, spawnDaemon, stopProcess } from '../services/daemon.ts';
@@ -19,12 +19,19 @@ import {
   removeClusterState,
   writeClusterState,
 } from './state.ts';
-import { CLI_MAIN, type ClusterProcessPlan, type ClusterServicesEnv, planCluster } from './topology.ts';
+import {
+  CLI_MAIN,
+  type ClusterProcessPlan,
+  type ClusterServicesEnv,
+  edgeConfig,
+  edgeConfigPath,
+  planCluster,
+} from './topology.ts';
 
 const LOCK_TIMEOUT_MS = 5 * 60_000;
 const SERVICE_VARIABLES = ['REDIS_URL', 'DATABASE_URL', 'KAFKA_BROKERS'] as const;
 /** Stop order: no new uploads first, storage last. */
-const STOP_ORDER = ['ingest', 'orchestrator', 'worker', 'storage-element'] as const;
+const STOP_ORDER = ['edge', 'ingest', 'orchestrator', 'worker', 'storage-element'] as const;
 
 export interface ClusterUpResult {
   /** `started`: this call started it; `running`: every process of the recorded cluster was alive and ready. */
@@ -146,6 +153,28 @@ async function createEdgeToken(options: Readonly<ClusterOptions>, services: Clus
   return created.token;
 }
 
+/**
+ * Renders the synthetic three-camera clip the edge films, once
+ * (`<workDir>/synthetic/clip`; `manifest.json` is written last by synth-match,
+ * so a folder without it is redone). The edge loops it.
+ */
+async function ensureSyntheticClip(options: Readonly<ClusterOptions>): Promise<string> {
+  const clipDir = path.join(options.workDir, 'synthetic', 'clip');
+  const done = await access(path.join(clipDir, 'manifest.json')).then(
+    () => true,
+    () => false,
+  );
+  if (done) return clipDir;
+  options.onProgress(`rendering a synthetic 3-camera clip into ${clipDir}`);
+  await rm(clipDir, { recursive: true, force: true });
+  await exec(
+    process.execPath,
+    [CLI_MAIN, 'synth-match', '--out', clipDir, '--cameras', '3', '--duration', '8', '--width', '640'],
+    { cwd: options.workDir, env: baseEnv(), timeoutMs: 10 * 60_000 },
+  );
+  return clipDir;
+}
+
 async function statusesOf(state: ClusterState, timeoutMs: number): Promise<ClusterProcessStatus[]> {
   return Promise.all(state.processes.map((record) => probeProcess(record, timeoutMs)));
 }
@@ -180,7 +209,8 @@ async function stopRecorded(
  * topology.ts): storage elements, then the first orchestrator (topics,
  * migrations), then the other orchestrators, the ingest replicas and the
  * workers, each wave ready (`/health/ready`, or the worker's `started` line)
- * before the next. Then creates an edge token. Processes are daemons in their
+ * before the next. Then creates an edge token and, with `edge`, starts an
+ * edge node that records one match from synthetic cameras. Processes are daemons in their
  * own sessions; pids, URLs and tokens go to `<workDir>/cluster.json`, logs to
  * `<workDir>/<name>/<name>.log`. Idempotent: a recorded cluster whose
  * processes are all alive and ready is kept; a partial one is stopped and
@@ -213,7 +243,10 @@ export async function clusterUp(options: Partial<ClusterOptions> = {}): Promise<
 
     const services = await resolveServices(onProgress);
     const storageToken = randomBytes(24).toString('base64url');
-    const plans = planCluster(compiled, services, { storageToken });
+    const edgeMatchId = `cluster-${Date.now().toString(36)}`;
+    const plans = planCluster(compiled, services, { storageToken, edgeMatchId });
+    await mkdir(workDir, { recursive: true });
+    const clipDir = compiled.edge ? await ensureSyntheticClip(compiled) : null;
     const state: ClusterState = {
       version: 1,
       startedAt: new Date().toISOString(),
@@ -223,12 +256,22 @@ export async function clusterUp(options: Partial<ClusterOptions> = {}): Promise<
       redisKeyPrefix: compiled.redisKeyPrefix,
       organizationId: compiled.organizationId,
       edgeToken: '',
+      edgeMatchId: compiled.edge ? edgeMatchId : null,
       storageToken,
       testStages: compiled.testStages,
       processes: [],
     };
     try {
-      for (const wave of [0, 1, 2] as const) {
+      for (const wave of [0, 1, 2, 3] as const) {
+        if (wave === 3) {
+          state.edgeToken = await createEdgeToken(compiled, services);
+          await writeClusterState(workDir, state);
+          if (!clipDir) break;
+          const ingestUrl = state.processes.find((p) => p.role === 'ingest')?.url as string;
+          await mkdir(path.dirname(edgeConfigPath(compiled)), { recursive: true });
+          const config = edgeConfig(compiled, { clipDir, ingestUrl, edgeToken: state.edgeToken });
+          await writeFile(edgeConfigPath(compiled), `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+        }
         const records: ClusterProcessRecord[] = [];
         for (const plan of plans.filter((p) => p.wave === wave)) {
           onProgress(`${plan.name}: starting${plan.url ? ` on ${plan.url}` : ''}`);
@@ -240,8 +283,6 @@ export async function clusterUp(options: Partial<ClusterOptions> = {}): Promise<
         await waitReady(records, compiled.readyTimeoutMs);
         onProgress(`${records.map((r) => r.name).join(', ')}: ready`);
       }
-      state.edgeToken = await createEdgeToken(compiled, services);
-      await writeClusterState(workDir, state);
     } catch (error) {
       onProgress(`start failed; stopping what started`);
       await stopRecorded(state, workDir, 5_000, onProgress);

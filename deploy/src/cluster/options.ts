@@ -15,7 +15,7 @@ export interface ClusterOptions {
   /**
    * First loopback port. Storage element n listens on `basePort + n`
    * (n = 1…), ingest replica n on `basePort + 100 + n`, orchestrator n on
-   * `basePort + 200 + n`. Keep it below the kernel's ephemeral port range
+   * `basePort + 200 + n`, the edge's status API on `basePort + 301`. Keep it below the kernel's ephemeral port range
    * (`/proc/sys/net/ipv4/ip_local_port_range`, 32768–60999 on Linux): a port
    * in that range can be held by an outgoing connection (even in TIME-WAIT),
    * and then the listen fails with EADDRINUSE. @defaultValue 28000
@@ -43,6 +43,14 @@ export interface ClusterOptions {
    * `stitch` stage: the edge stitches)
    */
   stages: readonly Stage[];
+  /**
+   * Also run an edge node (`edge-1`) on synthetic cameras: a three-camera
+   * clip is rendered once (`synth-match`), and the edge records, stitches and
+   * uploads one match of `edgeMatchDurationS` through ingest-1. @defaultValue false
+   */
+  edge: boolean;
+  /** Length of the edge's match, in seconds. @defaultValue 20 */
+  edgeMatchDurationS: number;
   /** Kafka topic prefix (`POLYVISION_TOPIC_PREFIX`): topics and groups of this cluster. @defaultValue `polyvision` */
   topicPrefix: string;
   /** PostgreSQL schema of this cluster (`DATABASE_SCHEMA`). @defaultValue `polyvision_cluster` */
@@ -65,6 +73,7 @@ const envSchema = z.object({
   POLYVISION_CLUSTER_BASE_PORT: envInt(28000, 1024, 65000),
   POLYVISION_CLUSTER_WORKERS: envInt(1, 1, 16),
   POLYVISION_CLUSTER_TEST_STAGES: envBool(false),
+  POLYVISION_CLUSTER_EDGE: envBool(false),
 });
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
@@ -79,6 +88,11 @@ const optionsSchema = z.object({
   ingestReplicas: z.number().int().min(1).max(90),
   orchestratorReplicas: z.number().int().min(1).max(90),
   workers: z.number().int().min(1).max(16),
+  edgeMatchDurationS: z
+    .number()
+    .int()
+    .min(2)
+    .max(6 * 3600),
   stages: z.array(z.enum(STAGES)).min(1, 'at least one stage (none has a handler module yet?)'),
   topicPrefix: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/),
   databaseSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
@@ -91,7 +105,8 @@ const optionsSchema = z.object({
 /**
  * Fills every option: explicit values, then the environment
  * (`POLYVISION_CLUSTER_DIR`, `POLYVISION_CLUSTER_BASE_PORT`,
- * `POLYVISION_CLUSTER_WORKERS`, `POLYVISION_CLUSTER_TEST_STAGES`), then the defaults.
+ * `POLYVISION_CLUSTER_WORKERS`, `POLYVISION_CLUSTER_TEST_STAGES`,
+ * `POLYVISION_CLUSTER_EDGE`), then the defaults.
  *
  * @throws ConfigError (`config_invalid`) naming a bad variable; ValidationError
  *   (`cluster_option_invalid`) naming a bad option.
@@ -110,6 +125,8 @@ export function compileClusterOptions(
     workers: options.workers ?? config.POLYVISION_CLUSTER_WORKERS,
     testStages: options.testStages ?? config.POLYVISION_CLUSTER_TEST_STAGES,
     stages: [] as readonly Stage[],
+    edge: options.edge ?? config.POLYVISION_CLUSTER_EDGE,
+    edgeMatchDurationS: options.edgeMatchDurationS ?? 20,
     topicPrefix: options.topicPrefix ?? 'polyvision',
     databaseSchema: options.databaseSchema ?? 'polyvision_cluster',
     redisKeyPrefix: options.redisKeyPrefix ?? '',

@@ -30,6 +30,8 @@ export interface ClusterState {
   organizationId: string;
   /** An edge bearer token of `organizationId` (created by `up`; for an edge node or a tus client). */
   edgeToken: string;
+  /** The match the edge node records, or null without an edge. */
+  edgeMatchId: string | null;
   /** Bearer token of the storage elements. */
   storageToken: string;
   testStages: boolean;

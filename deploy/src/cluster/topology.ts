@@ -6,7 +6,7 @@ import type { ClusterOptions } from './options.ts';
 export const CLI_MAIN = path.join(repoRoot, 'deploy', 'src', 'cli', 'main.ts');
 
 /** What a cluster process is. */
-export type ClusterRole = 'storage-element' | 'orchestrator' | 'ingest' | 'worker';
+export type ClusterRole = 'storage-element' | 'orchestrator' | 'ingest' | 'worker' | 'edge';
 
 /** The real services the cluster runs against (from `pnpm polyvision services up` or the environment). */
 export type ClusterServicesEnv = Record<'REDIS_URL' | 'DATABASE_URL' | 'KAFKA_BROKERS', string>;
@@ -31,15 +31,23 @@ export interface ClusterProcessPlan {
   /**
    * Start wave: every process of a wave starts together and is ready before
    * the next wave starts. 0: storage elements; 1: the first orchestrator
-   * (creates the topics, applies the migrations); 2: everything else.
+   * (creates the topics, applies the migrations); 2: the other core
+   * processes; 3: the edge (its config holds the edge token made after wave 2).
    */
-  wave: 0 | 1 | 2;
+  wave: 0 | 1 | 2 | 3;
 }
 
-/** The credentials a cluster shares between its processes. */
+/** Values one start of a cluster shares between its processes. */
 export interface ClusterSecrets {
   /** Bearer token of every storage element (`STORAGE_TOKENS`), also listed in `STORAGE_ELEMENTS`. */
   storageToken: string;
+  /** The match the edge records (with `options.edge`). */
+  edgeMatchId: string;
+}
+
+/** Where the edge's config is written (`<workDir>/edge-1/edge.json`). */
+export function edgeConfigPath(options: Readonly<ClusterOptions>): string {
+  return path.join(options.workDir, 'edge-1', 'edge.json');
 }
 
 /** Environment shared by ingest, orchestrators and workers. */
@@ -158,5 +166,50 @@ export function planCluster(
       wave: 2,
     });
   }
+  if (options.edge) {
+    const port = options.basePort + 301;
+    plans.push({
+      name: 'edge-1',
+      role: 'edge',
+      args: [
+        'edge',
+        '--config',
+        edgeConfigPath(options),
+        '--match-id',
+        secrets.edgeMatchId,
+        '--duration',
+        String(options.edgeMatchDurationS),
+        '--quiet',
+      ],
+      env: {},
+      dir: path.dirname(edgeConfigPath(options)),
+      port,
+      url: `http://127.0.0.1:${port}`,
+      healthToken: null,
+      wave: 3,
+    });
+  }
   return plans;
+}
+
+/**
+ * The edge config of `edge-1` (edge/src/config/edge-config.ts): three
+ * synthetic cameras from `clipDir` (a `synth-match` output: camera-0..2.mp4,
+ * venue.json), uploads to `ingestUrl` with `edgeToken`, 4 s segments, status
+ * API on `basePort + 301`.
+ */
+export function edgeConfig(
+  options: Readonly<ClusterOptions>,
+  input: { clipDir: string; ingestUrl: string; edgeToken: string },
+): Record<string, unknown> {
+  return {
+    edge_id: 'edge-1',
+    organization_id: options.organizationId,
+    ingest: { url: input.ingestUrl, token: input.edgeToken },
+    cameras: [0, 1, 2].map((i) => ({ id: `camera-${i}`, source: { kind: 'synthetic', clip_dir: input.clipDir } })),
+    calibration: path.join(input.clipDir, 'venue.json'),
+    segment_duration_s: 4,
+    spool: { dir: path.join(path.dirname(edgeConfigPath(options)), 'spool'), min_free_bytes: 0 },
+    status: { host: '127.0.0.1', port: options.basePort + 301 },
+  };
 }

@@ -18,6 +18,9 @@ KAFKA_BROKERS are not all set): 3 storage elements in 3 datacenters
 
 Options:
   --test-stages   workers run the counting test double instead of the real stages
+  --edge          also run edge-1: records one match from synthetic cameras
+                  (rendered once), stitches and uploads it through ingest-1
+  --edge-duration <s>  length of that match in seconds               [20]
   --workers <n>   worker processes                                 [1]
   --stages <a,b>  stages the workers serve    [those with a handler module;
                                                all with --test-stages]
@@ -31,6 +34,7 @@ Environment (defaults in brackets):
                                   orchestrator n: base+200+n [28000]
   POLYVISION_CLUSTER_WORKERS      [1]
   POLYVISION_CLUSTER_TEST_STAGES  on|off                     [off]
+  POLYVISION_CLUSTER_EDGE         on|off (as --edge)         [off]
   POLYVISION_CLUSTER_LOG_LEVEL    LOG_LEVEL of the processes [info]
 
 Logs: <dir>/<process>/<process>.log. Progress goes to stderr.
@@ -78,6 +82,8 @@ export async function run(argv: string[]): Promise<number> {
     onProgress,
     ...(values['test-stages'] ? { testStages: true } : {}),
     ...(workers === undefined ? {} : { workers }),
+    ...(values.edge ? { edge: true } : {}),
+    ...(values['edge-duration'] === undefined ? {} : { edgeMatchDurationS: Number(values['edge-duration']) }),
     ...(typeof values.stages === 'string' ? { stages: values.stages.split(',').map((s) => s.trim()) as Stage[] } : {}),
   };
 
@@ -96,7 +102,10 @@ export async function run(argv: string[]): Promise<number> {
     const orchestrator = state.processes.find((p) => p.role === 'orchestrator');
     process.stdout.write(
       `\ntus uploads: ${ingest?.url}/api/v1/uploads (Authorization: Bearer ${state.edgeToken}, organization ${state.organizationId})\n` +
-        `jobs:        ${orchestrator?.url}/api/v1/jobs\n`,
+        `jobs:        ${orchestrator?.url}/api/v1/jobs\n` +
+        (state.edgeMatchId
+          ? `edge:        recording match ${state.edgeMatchId} (status: ${state.processes.find((p) => p.role === 'edge')?.url}/api/v1/status)\n`
+          : ''),
     );
     return 0;
   }
@@ -138,6 +147,8 @@ function parse(argv: string[]) {
       'test-stages': { type: 'boolean' },
       workers: { type: 'string' },
       stages: { type: 'string' },
+      edge: { type: 'boolean' },
+      'edge-duration': { type: 'string' },
       purge: { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
