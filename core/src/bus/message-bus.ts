@@ -61,7 +61,13 @@ export interface ConsumerOptions {
   partitionsConsumedConcurrently?: number;
   /** Backoff before a message whose handler threw is handed again. @defaultValue 200 */
   retryBackoffMs?: number;
-  /** Called after each rebalance with the member's new assignment, before any of its messages. */
+  /**
+   * Called after each rebalance with the member's new assignment. In memory it
+   * is awaited before any message of the assignment; with Kafka it is called
+   * synchronously from kafkajs's GROUP_JOIN event (before the first fetch) but
+   * a returned promise is not awaited: keep it synchronous, or make handlers
+   * wait for what it starts (as the orchestrator does with partition claims).
+   */
   onAssigned?(assignment: Assignment): Promise<void> | void;
   /** Called when a rebalance starts; the member's partitions are about to be taken away. */
   onRevoked?(): Promise<void> | void;
