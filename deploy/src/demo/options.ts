@@ -24,6 +24,11 @@ export interface DemoOptions {
   plain: boolean;
 }
 
+/** The repository's default detector (core/models/player-detector), used without --model. */
+export function defaultModelPath(repoRoot: string): string {
+  return resolve(repoRoot, 'core', 'models', 'player-detector', 'player-detector.onnx');
+}
+
 /** Analysis rate of the demo's detector, frames per second: the detector is the bottleneck on 2 CPU cores. */
 export const DEMO_ANALYSIS_FPS = 5;
 
@@ -46,6 +51,7 @@ Options:
   --model-layout <l>        auto | yolov8 | yolox                 [auto]
   --class-map <map>         detector classes, e.g. 0:player      (DETECT_CLASS_MAP)
   --analysis-fps <n>        frames per second the detector analyses [${DEMO_ANALYSIS_FPS}]
+  --vcam-size <WxH>         virtual-camera video size             [1280x720]
   --duration <s>            synthetic sample length, seconds      [20]
   --size <WxH>              synthetic camera size                 [1280x720]
   --fps <n>                 synthetic frame rate                  [25]
@@ -74,6 +80,7 @@ export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): De
         'model-layout': { type: 'string' },
         'class-map': { type: 'string' },
         'analysis-fps': { type: 'string' },
+        'vcam-size': { type: 'string' },
         duration: { type: 'string' },
         size: { type: 'string' },
         fps: { type: 'string' },
@@ -122,6 +129,10 @@ export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): De
   const size = text('size') ?? '1280x720';
   const sizeMatch = /^(\d+)x(\d+)$/.exec(size);
   if (!sizeMatch) throw new ValidationError('demo_usage', `--size ${size}: expected WIDTHxHEIGHT, e.g. 1280x720`);
+  const vcamSize = text('vcam-size') ?? '1280x720';
+  const vcamMatch = /^(\d+)x(\d+)$/.exec(vcamSize);
+  if (!vcamMatch)
+    throw new ValidationError('demo_usage', `--vcam-size ${vcamSize}: expected WIDTHxHEIGHT, e.g. 1280x720`);
   const analysisFps = number(
     'analysis-fps',
     DEMO_ANALYSIS_FPS,
@@ -131,6 +142,12 @@ export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): De
   const matchId = text('match-id') ?? null;
   if (matchId !== null && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(matchId)) {
     throw new ValidationError('demo_usage', `--match-id ${matchId}: expected letters, digits, ".", "_", "-"`);
+  }
+  if (!model && !existsSync(defaultModelPath(repoRoot))) {
+    throw new ValidationError(
+      'demo_model_missing',
+      `the default detector ${defaultModelPath(repoRoot)} is not in this checkout; pass --model <m.onnx> --model-layout yolox (e.g. ../shared/models/yolox_nano.onnx)`,
+    );
   }
   // A user's own model: COCO-style by default (class 0 = person).
   const classMap = text('class-map') ?? (model ? '0:player,32:ball' : undefined);
@@ -149,6 +166,8 @@ export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): De
     matchId,
     stageEnv: {
       DETECT_ANALYSIS_FPS: String(analysisFps),
+      VCAM_OUTPUT_WIDTH: vcamMatch[1],
+      VCAM_OUTPUT_HEIGHT: vcamMatch[2],
       DETECT_MODEL_CACHE_DIR: resolve(repoRoot, '.cache', 'models'),
       ...(model ? { DETECT_MODEL_PATH: model, DETECT_MODEL_VERSION: `user-${model.split('/').at(-1)}` } : {}),
       ...(layout ? { DETECT_MODEL_LAYOUT: layout } : {}),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getJob, type JobView, type StageHandler } from '@polyvision/core';
@@ -63,6 +63,8 @@ export interface DemoResult {
   panorama: EdgePanorama;
   outputs: CollectedOutputs;
   analysisFps: number | null;
+  /** `WxH` of the virtual-camera video. */
+  vcamSize: string | null;
   totalMs: number;
 }
 
@@ -231,12 +233,16 @@ export async function runDemo(
       panorama,
       outputs,
       analysisFps: options.stageEnv.DETECT_ANALYSIS_FPS ? Number(options.stageEnv.DETECT_ANALYSIS_FPS) : null,
+      vcamSize: options.stageEnv.VCAM_OUTPUT_WIDTH
+        ? `${options.stageEnv.VCAM_OUTPUT_WIDTH}x${options.stageEnv.VCAM_OUTPUT_HEIGHT}`
+        : null,
       totalMs: 0,
     };
     end(outDir);
     result.totalMs = performance.now() - t0;
     result.timings = timings;
     await writeReport(result);
+    await writeFile(join(outDir, 'demo.json'), `${JSON.stringify(result, null, 2)}\n`);
     return result;
   } catch (error) {
     if (current) observer.step?.((current as { step: DemoStep }).step, 'failed', 0, (error as Error).message);

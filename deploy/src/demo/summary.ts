@@ -45,6 +45,9 @@ export function formatSummary(result: DemoResult, cwd: string): string {
       `  the detector analyses ${result.analysisFps} frames per second of video (--analysis-fps); tracks are interpolated between`,
     );
   }
+  lines.push(
+    `  the virtual camera renders ${result.vcamSize ?? 'its default size'}; HLS renditions never upscale it (--vcam-size)`,
+  );
   lines.push('', 'Leaders');
   lines.push(`  capacity monitor: ${result.leaders.capacityMonitor ?? 'none'}`);
   for (const [id, partitions] of Object.entries(result.leaders.orchestratorPartitions)) {
@@ -52,7 +55,7 @@ export function formatSummary(result: DemoResult, cwd: string): string {
   }
   lines.push(`  workers: ${result.leaders.workers.join(', ')}`);
   lines.push('', `Outputs in ${relative(cwd, result.outDir) || '.'}/ (${result.outputs.files.length} files)`);
-  lines.push(`  open ${relative(cwd, `${result.outDir}/report.html`)}`);
+  lines.push(`  open ${relative(cwd, `${result.outDir}/report.html`)}   (machine-readable: demo.json)`);
   lines.push('');
   return lines.join('\n');
 }

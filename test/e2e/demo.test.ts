@@ -1,0 +1,221 @@
+/**
+ * End to end: `pnpm demo` (deploy/src/cli/commands/demo.ts) as a child
+ * process on a short synthetic clip, once embedded (no service URLs) and once
+ * on the real Redis, PostgreSQL and Kafka of the global setup. Checks the
+ * outputs with ffprobe, the tracks, the 507 met and retried elsewhere, that
+ * every stage ran exactly once, and that report.html links every output.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ffprobe } from '@polyvision/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serviceUrl, spawnTracked, uniqueName } from '../support/index.ts';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CLI = join(repoRoot, 'deploy', 'src', 'cli', 'main.ts');
+const DEFAULT_MODEL = join(repoRoot, 'core', 'models', 'player-detector', 'player-detector.onnx');
+const SHARED_MODEL = resolve(repoRoot, '..', 'shared', 'models', 'yolox_nano.onnx');
+/** The repository's detector when it is there, else the pretrained YOLOX-nano beside the repository. */
+const modelArgs = existsSync(DEFAULT_MODEL)
+  ? []
+  : existsSync(SHARED_MODEL)
+    ? ['--model', SHARED_MODEL, '--model-layout', 'yolox']
+    : null;
+
+const DURATION_S = 4;
+const FPS = 25;
+const FRAMES = DURATION_S * FPS;
+const STAGES = ['detect', 'track', 'vcam', 'analyze', 'encode'];
+
+interface DemoJson {
+  matchId: string;
+  outDir: string;
+  services: { bus: string; database: string; redis: string };
+  placements: Array<{ attempts: Array<{ storage_id: string; outcome: string }>; placed: boolean; replica: string }>;
+  panoramaPlacement: { storageId: string; location: string } | null;
+  job: { status: string; stages: Array<{ stage: string; status: string; attempt: number }> };
+  executions: Record<string, number>;
+  timings: Array<{ step: string; durationMs: number }>;
+  leaders: { capacityMonitor: string | null; orchestratorPartitions: Record<string, number[]> };
+  outputs: {
+    panorama: string;
+    vcam: string | null;
+    hlsMaster: string | null;
+    hlsPlaylists: string[];
+    detections: string | null;
+    tracks: string | null;
+    analytics: string | null;
+    heatmaps: string[];
+    files: string[];
+  };
+}
+
+/** Runs the demo CLI; resolves with its exit status and output. */
+function runDemoCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const child = spawnTracked(process.execPath, [CLI, 'demo', ...args], { cwd: repoRoot, env });
+  let output = '';
+  child.stdout?.on('data', (b: Buffer) => {
+    output += b.toString();
+  });
+  child.stderr?.on('data', (b: Buffer) => {
+    output += b.toString();
+  });
+  return new Promise((resolvePromise) => child.once('exit', (code) => resolvePromise({ code, output })));
+}
+
+/** Sum of `#EXTINF` durations of a media playlist, seconds. */
+function playlistSeconds(text: string): number {
+  return [...text.matchAll(/#EXTINF:([\d.]+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
+async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
+  const out = demo.outDir;
+  // Every stage completed, each handler ran exactly once, first attempt.
+  expect(demo.job.status).toBe('completed');
+  expect(demo.job.stages.map((s) => s.stage).sort()).toEqual([...STAGES].sort());
+  for (const s of demo.job.stages) {
+    expect(s.status, s.stage).toBe('completed');
+    expect(s.attempt, s.stage).toBe(1);
+    expect(demo.executions[s.stage], `executions of ${s.stage}`).toBe(1);
+  }
+  // A 507 met on the nearly full SE, then placed elsewhere by the same placement.
+  const placed = demo.placements.filter((p) => p.placed);
+  expect(placed).toHaveLength(1);
+  const attempts = placed[0]?.attempts ?? [];
+  expect(attempts[0]).toMatchObject({ storage_id: 'se-5-dc-north', outcome: 'insufficient_storage' });
+  expect(attempts.at(-1)?.outcome).toBe('reserved');
+  expect(demo.panoramaPlacement?.storageId).not.toBe('se-5-dc-north');
+  expect(demo.panoramaPlacement?.storageId).toBe(attempts.at(-1)?.storage_id);
+  expect(output).toMatch(/507 from se-5-dc-north .* placed on se-[1-4]-dc-(east|west)/);
+  // Leaders: one capacity monitor, two orchestrators sharing the 12 partitions.
+  expect(['ingest-1', 'ingest-2']).toContain(demo.leaders.capacityMonitor);
+  const partitions = Object.values(demo.leaders.orchestratorPartitions);
+  expect(partitions).toHaveLength(2);
+  expect(partitions.flat().sort((a, b) => a - b)).toEqual([...Array(12).keys()]);
+  for (const p of partitions) expect(p.length).toBeGreaterThan(0);
+
+  // Videos: expected duration and frame count.
+  const panorama = await ffprobe(join(out, 'panorama.mp4'));
+  expect(panorama.frameCount).toBe(FRAMES);
+  expect(panorama.durationSeconds).toBeCloseTo(DURATION_S, 0);
+  expect(demo.outputs.vcam).toBe('vcam/vcam.mp4');
+  const vcam = await ffprobe(join(out, 'vcam', 'vcam.mp4'));
+  expect(vcam.frameCount).toBe(FRAMES);
+  expect(vcam.video?.width).toBe(640);
+  expect(vcam.video?.height).toBe(360);
+  expect(vcam.durationSeconds).toBeCloseTo(DURATION_S, 0);
+  // HLS: the master lists renditions that exist and each covers the clip.
+  const master = await readFile(join(out, 'encode', 'hls', 'master.m3u8'), 'utf8');
+  const listed = master.split('\n').filter((l) => l.endsWith('.m3u8'));
+  expect(listed.length).toBeGreaterThan(0);
+  for (const playlist of listed) {
+    const text = await readFile(join(out, 'encode', 'hls', playlist), 'utf8');
+    expect(playlistSeconds(text)).toBeCloseTo(DURATION_S, 0);
+    const segment = text.split('\n').find((l) => l.endsWith('.ts')) as string;
+    const probe = await ffprobe(join(out, 'encode', 'hls', dirname(playlist), segment));
+    expect(probe.video?.height).toBeLessThanOrEqual(360);
+  }
+  // Detections and tracks are not empty.
+  const detections = (await readFile(join(out, 'detect', 'detections.jsonl'), 'utf8')).split('\n').filter(Boolean);
+  expect(detections.length).toBeGreaterThan(1);
+  const tracks = JSON.parse(await readFile(join(out, 'track', 'tracks.json'), 'utf8')) as { tracks: unknown[] };
+  expect(tracks.tracks.length).toBeGreaterThan(0);
+  const analytics = JSON.parse(await readFile(join(out, 'analyze', 'summary.json'), 'utf8')) as { players: unknown[] };
+  expect(analytics.players.length).toBeGreaterThan(0);
+  expect(demo.outputs.heatmaps.length).toBeGreaterThan(0);
+  // The report links every output with a relative path that exists.
+  const report = await readFile(join(out, 'report.html'), 'utf8');
+  const links = [...report.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1] as string);
+  for (const file of demo.outputs.files) expect(links, file).toContain(file);
+  for (const link of links) {
+    expect(link.startsWith('/') || link.includes('://'), link).toBe(false);
+    expect(existsSync(join(out, link)), link).toBe(true);
+  }
+  for (const section of [
+    'vcam',
+    'panorama',
+    'hls',
+    'detections',
+    'analytics',
+    'heatmaps',
+    'placement',
+    'timings',
+    'leaders',
+  ]) {
+    expect(report).toContain(`id="${section}"`);
+  }
+  expect(report).toContain('se-5-dc-north');
+}
+
+describe.skipIf(modelArgs === null)('pnpm demo end to end', () => {
+  let outRoot: string;
+  const args = (matchId: string) => [
+    '--duration',
+    String(DURATION_S),
+    '--size',
+    '640x360',
+    '--fps',
+    String(FPS),
+    '--vcam-size',
+    '640x360',
+    '--plain',
+    '--out',
+    outRoot,
+    '--match-id',
+    matchId,
+    ...(modelArgs ?? []),
+  ];
+
+  beforeAll(async () => {
+    outRoot = await mkdtemp(join(tmpdir(), 'pv-demo-e2e-'));
+  });
+  afterAll(async () => {
+    await rm(outRoot, { recursive: true, force: true });
+  });
+
+  it('runs embedded: a 507 met and moved, every stage once, videos and report complete', {
+    timeout: 900_000,
+  }, async () => {
+    const matchId = uniqueName('embedded');
+    const env = { ...process.env };
+    delete env.REDIS_URL;
+    delete env.DATABASE_URL;
+    delete env.KAFKA_BROKERS;
+    const { code, output } = await runDemoCli(args(matchId), env);
+    expect(code, output).toBe(0);
+    const demo = JSON.parse(await readFile(join(outRoot, matchId, 'demo.json'), 'utf8')) as DemoJson;
+    expect(demo.services).toEqual({ bus: 'memory', database: 'pglite', redis: 'memory' });
+    expect(output).toContain('embedded (in-memory Redis and bus, PGlite)');
+    await checkOutputs(demo, output);
+  });
+
+  it('runs on the real Redis, PostgreSQL and Kafka', { timeout: 900_000 }, async () => {
+    const matchId = uniqueName('real');
+    const env = {
+      ...process.env,
+      REDIS_URL: serviceUrl('REDIS_URL'),
+      DATABASE_URL: serviceUrl('DATABASE_URL'),
+      KAFKA_BROKERS: serviceUrl('KAFKA_BROKERS'),
+    };
+    const { code, output } = await runDemoCli(args(matchId), env);
+    expect(code, output).toBe(0);
+    const demo = JSON.parse(await readFile(join(outRoot, matchId, 'demo.json'), 'utf8')) as DemoJson;
+    expect(demo.services).toEqual({ bus: 'kafka', database: 'pg', redis: 'redis' });
+    await checkOutputs(demo, output);
+  });
+
+  it('refuses bad input with a clear error and exit status 2', async () => {
+    const missing = await runDemoCli(['--cameras', '/nonexistent/a.mp4'], process.env);
+    expect(missing.code).toBe(2);
+    expect(missing.output).toContain('--cameras: /nonexistent/a.mp4 does not exist');
+    const two = await runDemoCli(['--cameras', `${CLI},${CLI}`], process.env);
+    expect(two.code).toBe(2);
+    expect(two.output).toContain('2 cameras need --calibration');
+    const size = await runDemoCli(['--size', 'big'], process.env);
+    expect(size.code).toBe(2);
+    expect(size.output).toContain('--size big: expected WIDTHxHEIGHT');
+  });
+});
