@@ -38,6 +38,7 @@ import {
   clusterUp,
   findProcessesInFolder,
 } from '../src/cluster/index.ts';
+import { repoRoot } from '../src/services/paths.ts';
 
 const run = promisify(execFile);
 
@@ -302,4 +303,33 @@ describe('local cluster', () => {
     expect(await clusterStatus(options)).toBeNull();
     await rm(options.workDir as string, { recursive: true, force: true });
   }, 120_000);
+});
+
+describe('pnpm polyvision cluster (CLI)', () => {
+  const cli = (args: string[], env: Record<string, string> = {}) =>
+    run(process.execPath, [path.join(repoRoot, 'deploy', 'src', 'cli', 'main.ts'), 'cluster', ...args], {
+      env: { ...process.env, ...env },
+    }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+
+  it('status without a recorded cluster says so and exits 1', async () => {
+    const workDir = path.join(tmpdir(), uniqueName('cluster-empty'));
+    const result = await cli(['status'], { POLYVISION_CLUSTER_DIR: workDir });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('no cluster recorded');
+  });
+
+  it('an unknown action or a bad option is a usage error (exit 2) with the help', async () => {
+    const unknown = await cli(['sideways']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('expected one of up, down, status');
+    const badWorkers = await cli(['up', '--workers', 'many']);
+    expect(badWorkers.code).toBe(2);
+    expect(badWorkers.stderr).toContain('--workers must be an integer');
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('POLYVISION_CLUSTER_BASE_PORT');
+  });
 });
