@@ -59,12 +59,17 @@ describe('recording', () => {
     expect(panoramas.length).toBeGreaterThanOrEqual(2);
     // Camera uploads are off: raw segments were removed after stitching, none journaled.
     expect(rows.filter((r) => r.kind === 'camera')).toEqual([]);
+    let frames = 0;
     for (const row of panoramas) {
       const probe = await ffprobe(spool.pathOf(row));
       const video = probe.streams.find((s) => s.codec_type === 'video');
       expect(video?.width).toBe(clip.venue.panorama.width_px);
-      expect(video?.nb_read_packets ?? video?.nb_frames ?? 0).toBeGreaterThan(5);
+      const n = video?.nb_read_packets ?? video?.nb_frames ?? 0;
+      expect(n).toBeGreaterThan(0);
+      frames += n;
     }
+    // The first slot may be short (recording starts inside it); together they hold over a second of 25 fps.
+    expect(frames).toBeGreaterThan(25);
     // Slots are consecutive wall-clock seconds.
     const seqs = panoramas.map((r) => r.seq).sort();
     expect((seqs.at(-1) as number) - (seqs[0] as number)).toBe(seqs.length - 1);

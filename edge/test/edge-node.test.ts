@@ -4,7 +4,8 @@
  * and as the real CLI in a child process for kill -9.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { spawnTracked, stopTracked, waitFor } from '../../test/support/index.ts'
 import { Alarms } from '../src/alarms/index.ts';
 import { compileEdgeConfig, EdgeNode, type EdgeStatus, Spool } from '../src/index.ts';
 import { makeClip, type TestClip } from './support/clip.ts';
+import { mountSmallDisk } from './support/tmpfs.ts';
 import { startTestIngest, type TestIngest } from './support/tus-server.ts';
 
 const TOKEN = 'edge-secret';
@@ -226,5 +228,85 @@ describe('edge node', () => {
     // The cut upload was resumed: tus-js-client asked the stored URL for its offset.
     expect(ingest.log.filter((l) => l.method === 'HEAD').length).toBeGreaterThanOrEqual(1);
     await ingest.stop();
+  }, 120_000);
+  it('on a full local disk: pauses the cameras cleanly with an alarm, loses nothing, and resumes when space is back', async (ctx) => {
+    const disk = await mountSmallDisk(24);
+    if (!disk) {
+      ctx.skip();
+      return;
+    }
+    const ingest = await startTestIngest({ dir: join(work, 'ingest-4'), token: TOKEN });
+    await ingest.stop(); // unreachable until the disk is full
+    const minFree = 4 * 1024 * 1024;
+    try {
+      const config = await compileEdgeConfig(
+        configFor(ingest, join(disk.dir, 'spool'), {
+          ingest: { url: ingest.url, token: TOKEN, upload_camera_segments: true, max_retry_delay_ms: 1_000 },
+          spool: { dir: join(disk.dir, 'spool'), min_free_bytes: minFree },
+          schedule: { cleanup_cron: '* * * * * *' },
+        }),
+        work,
+      );
+      const node = await EdgeNode.start(config, { recordNow: { matchId: 'full-disk', durationS: 600 } });
+      try {
+        // Leave ~700 KB above the guard's limit: a few seconds of recording.
+        const s = await statfs(disk.dir);
+        await writeFile(
+          join(disk.dir, 'filler'),
+          Buffer.alloc(Number(s.bavail) * Number(s.bsize) - minFree - 700 * 1024),
+        );
+        await waitFor(() => node.alarms.has('spool_disk_low'), { timeoutMs: 30_000, message: 'spool_disk_low' });
+        const status = await waitFor(
+          async () => {
+            const st = await node.status();
+            return st.cameras.every((c) => c.state === 'paused') ? st : null;
+          },
+          { timeoutMs: 15_000, message: 'cameras paused' },
+        );
+        expect(status.spool.disk_ok).toBe(false);
+        expect(node.alarms.has('camera_down')).toBe(false); // stopped cleanly, not crashed on ENOSPC
+        const rowsAtPause = node.spool.journal.all();
+        expect(rowsAtPause.length).toBeGreaterThan(0);
+        for (const row of rowsAtPause) {
+          const digest = createHash('sha256')
+            .update(await readFile(node.spool.pathOf(row)))
+            .digest('hex');
+          expect(
+            digest,
+            `local ${row.fileName} ${JSON.stringify(node.spool.journal.all().map((r) => [r.id, r.fileName, r.state, r.sha256.slice(0, 8)]))}`,
+          ).toBe(row.sha256);
+        }
+        // The ingest comes back: the backlog drains (confirmed files are deleted, the rest stays).
+        await ingest.start();
+        await waitFor(() => node.spool.journal.backlog().count === 0, {
+          timeoutMs: 30_000,
+          message: 'backlog drained',
+        });
+        // Space is back (the operator removes what filled the disk): the alarm clears, recording resumes.
+        await rm(join(disk.dir, 'filler'));
+        const lastSeq = Math.max(...rowsAtPause.map((r) => r.seq));
+        await waitFor(() => !node.alarms.has('spool_disk_low'), { timeoutMs: 30_000, message: 'alarm cleared' }).catch(
+          async (error) => {
+            throw new Error(`${(error as Error).message}: ${JSON.stringify(await node.status())}`);
+          },
+        );
+        await waitFor(() => node.spool.journal.all().some((r) => r.seq > lastSeq + 1), {
+          timeoutMs: 30_000,
+          message: 'recording resumed',
+        });
+        const received = await ingest.completed();
+        for (const row of rowsAtPause) {
+          expect(
+            received.find((r) => r.metadata.filename === row.fileName)?.sha256,
+            `received ${row.fileName} ${JSON.stringify(received.filter((r) => r.metadata.filename === row.fileName))}`,
+          ).toBe(row.sha256);
+        }
+      } finally {
+        await node.close();
+      }
+    } finally {
+      await ingest.stop();
+      await disk.remove();
+    }
   }, 120_000);
 });

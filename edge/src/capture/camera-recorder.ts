@@ -16,6 +16,10 @@
  *   that delivers fewer frames (duplicate) and never drops frames (the
  *   panorama lasts as long as the longest camera segment).
  *
+ * Disk guard: while `canStart()` answers false, the camera is stopped
+ * cleanly (SIGTERM: ffmpeg closes and lists the open segment) and stays
+ * paused; it restarts once the guard passes again.
+ *
  * Crash safety: ffmpeg appends a segment to its CSV list only when it is
  * complete; a crash loses at most the open segment, whose partial file is
  * removed at the next start. On stop, ffmpeg gets SIGTERM and closes the open
@@ -128,6 +132,7 @@ export class CameraRecorder {
         this.#logger.info('camera source ended');
         return;
       }
+      if (outcome === 'paused') continue;
       if (Date.now() - started > 30_000) failures = 0;
       const delay = Math.max(
         100,
@@ -146,8 +151,8 @@ export class CameraRecorder {
     this.#status.state = 'stopped';
   }
 
-  /** One ffmpeg run; resolves 'ended' (clean exit), 'failed' or 'stopped'. */
-  async #runOnce(signal: AbortSignal): Promise<'ended' | 'failed' | 'stopped'> {
+  /** One ffmpeg run; resolves 'ended' (clean exit), 'failed', 'stopped' (aborted) or 'paused' (disk guard). */
+  async #runOnce(signal: AbortSignal): Promise<'ended' | 'failed' | 'stopped' | 'paused'> {
     const runId = Date.now();
     const listPath = join(this.#o.dir, `list-${runId}.csv`);
     const args = [
@@ -187,19 +192,28 @@ export class CameraRecorder {
     this.#status.state = 'recording';
     this.#logger.info({ pid: child.pid, source: this.#status.source }, 'camera recording');
     let polling = true;
+    let pausing = false;
     const poll = (async () => {
       while (polling) {
         await this.#deliver(listPath);
+        // Disk guard: stop cleanly (the open segment is closed and kept) before the disk is full.
+        if (!pausing && this.#o.canStart && !(await this.#o.canStart())) {
+          pausing = true;
+          this.#logger.warn('pausing the camera: the disk guard refuses new recordings');
+          void child.kill();
+        }
         await new Promise((r) => setTimeout(r, this.#o.pollIntervalMs ?? 250));
       }
     })();
-    let outcome: 'ended' | 'failed' | 'stopped';
+    let outcome: 'ended' | 'failed' | 'stopped' | 'paused';
     try {
       await child.done;
-      outcome = 'ended';
+      outcome = pausing ? 'paused' : 'ended';
     } catch (error) {
       if (signal.aborted) {
         outcome = 'stopped';
+      } else if (pausing) {
+        outcome = 'paused';
       } else {
         outcome = 'failed';
         const message = error instanceof PolyvisionError ? error.message : String(error);
@@ -249,6 +263,9 @@ export class CameraRecorder {
           durationS: entry.endS - entry.startS,
         });
       } catch (error) {
+        // Not delivered: the next poll (or the next start) tries again; the file stays listed.
+        this.#seen.delete(entry.fileName);
+        this.#status.segments--;
         this.#o.alarms.raise(
           'segment_handling_failed',
           entry.fileName,

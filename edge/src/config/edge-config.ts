@@ -43,6 +43,8 @@ export const edgeConfigSchema = z.object({
     bandwidth_bytes_per_s: z.number().int().min(0).default(0),
     /** Also upload each camera's raw segments (else they are removed once stitched). */
     upload_camera_segments: z.boolean().default(false),
+    /** Cap on the backoff between upload retries while the ingest is unreachable, ms. */
+    max_retry_delay_ms: z.number().int().min(100).max(3_600_000).default(60_000),
     /** What confirms a file before the spool deletes it (see Uploader). */
     confirmation: z.enum(['sha256_header', 'tus_completion']).default('sha256_header'),
   }),

@@ -93,6 +93,7 @@ export class EdgeNode {
       chunkSizeBytes: config.ingest.chunk_size_bytes,
       bandwidthBytesPerSecond: config.ingest.bandwidth_bytes_per_s,
       confirmation: config.ingest.confirmation,
+      maxDelayMs: config.ingest.max_retry_delay_ms,
       onProgress: options.onUploadProgress,
       logger: this.#logger,
     });

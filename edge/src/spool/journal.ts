@@ -127,7 +127,10 @@ export class Journal {
   constructor(path: string) {
     try {
       this.#db = new DatabaseSync(path);
-      this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;');
+      // WAL, fsync on every commit; the WAL is truncated back to 1 MiB after checkpoints (small disks).
+      this.#db.exec(
+        'PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000; PRAGMA journal_size_limit = 1048576;',
+      );
       this.#db.exec(SCHEMA);
     } catch (error) {
       throw new PolyvisionError(
