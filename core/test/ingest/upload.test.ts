@@ -121,6 +121,16 @@ describe('tus uploads through ingest to storage elements', () => {
     expect((await schema.pool.query('SELECT count(*)::int AS n FROM outbox')).rows[0].n).toBe(1);
   });
 
+  it('answers 409 to a PATCH at the wrong offset and keeps the bytes', async () => {
+    const bytes = testBytes(100_000, 4);
+    const path = await tus.createOk(bytes.length, metadataFor(bytes, { kind: 'artifact', match_id: 'm-409' }));
+    expect((await tus.patch(path, 0, bytes.subarray(0, 40_000))).status).toBe(204);
+    expect((await tus.patch(path, 10_000, bytes.subarray(10_000, 20_000))).status).toBe(409);
+    expect((await tus.patch(path, 50_000, bytes.subarray(50_000))).status).toBe(409);
+    expect(await tus.offset(path)).toEqual({ status: 200, offset: 40_000 });
+    expect((await tus.send(path, bytes, 40_000)).status).toBe(204);
+  });
+
   it('records a camera file without a job', async () => {
     const bytes = testBytes(1000, 3);
     const path = await tus.createOk(
