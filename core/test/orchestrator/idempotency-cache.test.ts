@@ -8,6 +8,7 @@ describe.skipIf(!process.env.REDIS_URL)('RedisIdempotencyCache (job:processed:{j
   const extra: Redis[] = [];
   afterEach(async () => {
     await redis?.close();
+    redis = undefined;
     for (const client of extra.splice(0)) client.disconnect();
   });
 
@@ -23,7 +24,6 @@ describe.skipIf(!process.env.REDIS_URL)('RedisIdempotencyCache (job:processed:{j
 
   it('answers null (unknown) and false instead of throwing when Redis is unreachable', async () => {
     const dead = new Redis('redis://127.0.0.1:1', {
-      lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       retryStrategy: () => null,

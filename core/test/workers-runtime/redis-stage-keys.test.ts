@@ -65,7 +65,6 @@ describe.skipIf(!process.env.REDIS_URL)(`seeds' Redis stage keys over PostgreSQL
   it('with Redis unreachable, claims still decide (no second run) and nothing throws', async () => {
     const inner = await stores();
     const dead = new Redis('redis://127.0.0.1:1', {
-      lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       retryStrategy: () => null,
