@@ -7,7 +7,8 @@
  * targets; the Dockerfiles with dockerfile-utils (hadolint, a Haskell
  * binary, is not installable from the registries) and their COPY sources.
  */
-import { access, readdir, readFile } from 'node:fs/promises';
+import { access, cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { STAGES } from '@polyvision/shared';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -15,6 +16,7 @@ import addFormats from 'ajv-formats';
 import { validate as lintDockerfile } from 'dockerfile-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { exec } from '../src/services/exec.ts';
 import { repoRoot } from '../src/services/paths.ts';
 
 interface ComposeService {
@@ -259,4 +261,54 @@ describe('Dockerfiles', () => {
     expect(users.at(-1)).toBe('node');
     expect(dockerfile).toContain('ENTRYPOINT ["/usr/bin/tini", "--", "node", "deploy/src/cli/main.ts"]');
   });
+
+  it('the image layout works: the deps stage install and the runtime COPYs, replayed in a folder, run every service command', async () => {
+    const dockerfile = await readFile(path.join(deployDir, 'Dockerfile'), 'utf8');
+    const stages = dockerfile.split(/^FROM /m).slice(1);
+    const deps = stages.find((stage) => /^\S+ AS deps$/m.test(stage)) as string;
+    const runtime = stages.find((stage) => /^\S+ AS runtime$/m.test(stage)) as string;
+    const app = await mkdtemp(path.join(tmpdir(), 'polyvision-image-'));
+    /** `COPY <src…> <dest>` with Docker's rules for files into a `dir/` and folders onto a path. */
+    const replayCopies = async (stage: string) => {
+      for (const line of stage.split('\n').filter((l) => l.startsWith('COPY ') && !l.includes('--from='))) {
+        const parts = line.split(/\s+/).slice(1);
+        const dest = parts.pop() as string;
+        for (const source of parts) {
+          const target = dest.endsWith('/') ? path.join(app, dest, path.basename(source)) : path.join(app, dest);
+          await mkdir(path.dirname(target), { recursive: true });
+          await cp(path.join(repoRoot, source), target, { recursive: true });
+        }
+      }
+    };
+    try {
+      await replayCopies(deps);
+      const install =
+        /pnpm install (.+)$/m
+          .exec(deps)?.[1]
+          ?.split(/\s+/)
+          .map((a) => a.replaceAll('"', '')) ?? [];
+      expect(install).toContain('--frozen-lockfile');
+      // The same install, from the local pnpm store (no registry needed when the checkout is installed).
+      await exec('pnpm', ['install', ...install, '--prefer-offline'], {
+        cwd: app,
+        env: { ...process.env, CI: '1', ONNXRUNTIME_NODE_INSTALL: 'skip' },
+        timeoutMs: 300_000,
+      });
+      await replayCopies(runtime);
+      const cli = path.join(app, 'deploy', 'src', 'cli', 'main.ts');
+      for (const command of ['storage-element', 'ingest', 'orchestrator', 'worker', 'edge', 'synth-match', 'jobs']) {
+        const { stdout } = await exec(process.execPath, [cli, command, '--help'], { cwd: app, timeoutMs: 60_000 });
+        expect(stdout, command).toContain('Usage');
+      }
+      // Nothing resolves outside the replayed image: no module came from the checkout.
+      const { stdout } = await exec(
+        process.execPath,
+        ['--input-type=module', '-e', "console.log(import.meta.resolve('@polyvision/core'))"],
+        { cwd: path.join(app, 'deploy'), timeoutMs: 60_000 },
+      );
+      expect(stdout.trim()).toBe(`file://${path.join(app, 'core', 'src', 'index.ts')}`);
+    } finally {
+      await rm(app, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
