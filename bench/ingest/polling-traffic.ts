@@ -6,6 +6,7 @@
  *
  * Run: eval "$(pnpm -s polyvision services up)" && node bench/ingest/polling-traffic.ts
  *      [--hours 0.5] [--scale 20] [--ses 100] [--replicas 4] [--uploads-per-day 20000]
+ *      [--idle-max-factor 4] [--adaptive-only]
  *
  * Scaled time: every polling interval is divided by `scale` (seed base 30 s
  * → 1.5 s at scale 20) and the run covers `hours` simulated hours; the
@@ -51,6 +52,10 @@ const { values } = parseArgs({
     ses: { type: 'string', default: '100' },
     replicas: { type: 'string', default: '4' },
     'uploads-per-day': { type: 'string', default: '20000' },
+    /** CAPACITY_MONITOR_IDLE_MAX_FACTOR of the adaptive configuration. */
+    'idle-max-factor': { type: 'string', default: '4' },
+    /** Run only the adaptive configuration (no baselines): for trying settings. */
+    'adaptive-only': { type: 'boolean', default: false },
   },
 });
 const HOURS = Number(values.hours);
@@ -155,6 +160,7 @@ const settings = compileCapacityMonitorSettings({
   healthTtlMs: 600_000,
   pollConcurrency: 32,
   lazyLockMs: 5_000 / SCALE,
+  idleMaxFactor: Number(values['idle-max-factor']),
 });
 
 interface Replica {
@@ -352,6 +358,22 @@ async function runAdaptive(): Promise<Outcome> {
 process.stderr.write(
   `polling traffic: ${SE_COUNT} SEs × ${REPLICAS} replicas, ${HOURS} simulated h per configuration at scale 1/${SCALE} (${Math.round(RUN_MS / 1000)} s each)\n`,
 );
+if (values['adaptive-only']) {
+  const adaptive = await runAdaptive();
+  server.close();
+  const result = {
+    ...adaptive,
+    idle_max_factor: settings.idleMaxFactor,
+    vs_seed_288000: adaptive.requests_per_day / 288_000,
+  };
+  mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
+  writeFileSync(
+    new URL(`../results/ingest-polling-traffic-idle${settings.idleMaxFactor}.json`, import.meta.url),
+    `${JSON.stringify(result, null, 2)}\n`,
+  );
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  process.exit(0);
+}
 const uncoordinated = await runSeedLike('uncoordinated', true);
 process.stderr.write(`${JSON.stringify(uncoordinated)}\n`);
 const leaderSeed = await runSeedLike('leader_seed', false);
@@ -364,7 +386,14 @@ const result = {
   benchmark: 'ingest-polling-traffic',
   measured_at: new Date().toISOString(),
   host: { cpus: (await import('node:os')).cpus().length },
-  parameters: { hours: HOURS, scale: SCALE, ses: SE_COUNT, replicas: REPLICAS, uploads_per_day: UPLOADS_PER_DAY },
+  parameters: {
+    hours: HOURS,
+    scale: SCALE,
+    ses: SE_COUNT,
+    replicas: REPLICAS,
+    uploads_per_day: UPLOADS_PER_DAY,
+    idle_max_factor: settings.idleMaxFactor,
+  },
   seed_reference: { uncoordinated_per_day: 1_152_000, leader_per_day: 288_000 },
   configurations: [uncoordinated, leaderSeed, adaptive],
   ratios: {

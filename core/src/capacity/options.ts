@@ -37,6 +37,11 @@ export interface CapacityMonitorSettings {
   nearFullPercent: number;
   /** `CAPACITY_MONITOR_LAZY_LOCK_MS`: the short lock that makes a burst of 507s one poll (new). @defaultValue 5_000 */
   lazyLockMs: number;
+  /**
+   * `CAPACITY_MONITOR_IDLE_MAX_FACTOR`: an idle writable SE is polled at most every base × this (new);
+   * 1 keeps every writable SE confirmed every base interval. @defaultValue 4
+   */
+  idleMaxFactor: number;
 }
 
 /** The seed's defaults, in milliseconds. */
@@ -56,6 +61,7 @@ export const CAPACITY_MONITOR_DEFAULTS: Readonly<CapacityMonitorSettings> = Obje
   pollConcurrency: 16,
   nearFullPercent: 90,
   lazyLockMs: 5_000,
+  idleMaxFactor: 4,
 });
 
 const d = CAPACITY_MONITOR_DEFAULTS;
@@ -77,6 +83,7 @@ export const capacityMonitorEnvSchema = z.object({
   CAPACITY_MONITOR_POLL_CONCURRENCY: envInt(d.pollConcurrency, 1, 1000),
   CAPACITY_MONITOR_NEAR_FULL_PERCENT: envInt(d.nearFullPercent, 1, 100),
   CAPACITY_MONITOR_LAZY_LOCK_MS: envInt(d.lazyLockMs, 10, 600_000),
+  CAPACITY_MONITOR_IDLE_MAX_FACTOR: envInt(d.idleMaxFactor, 1, 100),
 });
 
 /**
@@ -106,6 +113,7 @@ export function loadCapacityMonitorSettings(
     pollConcurrency: e.CAPACITY_MONITOR_POLL_CONCURRENCY,
     nearFullPercent: e.CAPACITY_MONITOR_NEAR_FULL_PERCENT,
     lazyLockMs: e.CAPACITY_MONITOR_LAZY_LOCK_MS,
+    idleMaxFactor: e.CAPACITY_MONITOR_IDLE_MAX_FACTOR,
   });
 }
 

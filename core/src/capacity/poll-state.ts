@@ -17,8 +17,8 @@ import type { CapacityMonitorSettings } from './options.ts';
  * - Beyond the seed: an SE that cannot take writes (`ro`, `ar`) is polled
  *   every `maxIntervalMs`; an SE whose report did not change (a `304` to
  *   `If-None-Match`, or the same numbers) for several polls in a row is idle
- *   and polled less (×2 per unchanged poll, at most ×{@link IDLE_MAX_FACTOR}
- *   of base); an SE at or above `nearFullPercent` used is polled at base/2.
+ *   and polled less (×2 per unchanged poll, at most `idleMaxFactor` ×
+ *   base, default {@link IDLE_MAX_FACTOR}); an SE at or above `nearFullPercent` used is polled at base/2.
  *   Known activity (a reservation placed through this ingest, a 507) resets
  *   the idle count.
  */
@@ -37,13 +37,13 @@ export interface PollState {
   readonly lastError: string | undefined;
 }
 
-/** An idle writable SE is polled at most every base × this. */
+/** Default of `CAPACITY_MONITOR_IDLE_MAX_FACTOR`: an idle writable SE is polled at most every base × this. */
 export const IDLE_MAX_FACTOR = 4;
 
 type IntervalSettings = Pick<
   CapacityMonitorSettings,
   'baseIntervalMs' | 'maxIntervalMs' | 'failureThreshold' | 'recoveryThreshold' | 'nearFullPercent'
->;
+> & { idleMaxFactor?: number };
 
 /** The state of an SE never polled: healthy until proven otherwise, base interval. */
 export function initialPollState(settings: IntervalSettings): PollState {
@@ -116,7 +116,7 @@ function successIntervalMs(state: PollState, settings: IntervalSettings): number
   if (report && !WRITABLE_STORAGE_MODES.includes(report.mode)) return maxIntervalMs;
   if (report && report.percent_used >= settings.nearFullPercent) return Math.max(1, Math.floor(baseIntervalMs / 2));
   if (state.unchangedPolls >= 2) {
-    const factor = Math.min(IDLE_MAX_FACTOR, 2 ** (state.unchangedPolls - 1));
+    const factor = Math.min(settings.idleMaxFactor ?? IDLE_MAX_FACTOR, 2 ** (state.unchangedPolls - 1));
     return Math.min(maxIntervalMs, baseIntervalMs * factor);
   }
   return baseIntervalMs;

@@ -20,7 +20,10 @@ describe('CAPACITY_MONITOR_* settings', () => {
       healthTtlMs: 600_000,
       failureThreshold: 3,
       recoveryThreshold: 2,
+      idleMaxFactor: 4,
     });
+    expect(loadCapacityMonitorSettings({ CAPACITY_MONITOR_IDLE_MAX_FACTOR: '1' }).idleMaxFactor).toBe(1);
+    expect(() => loadCapacityMonitorSettings({ CAPACITY_MONITOR_IDLE_MAX_FACTOR: '0' })).toThrow(/IDLE_MAX_FACTOR/);
   });
 
   it('reads seconds (fractions too) and on/off', () => {

@@ -91,6 +91,14 @@ describe('adaptive polling state (seed: "Adaptive Polling")', () => {
     expect(state.unchangedPolls).toBe(0);
   });
 
+  it('CAPACITY_MONITOR_IDLE_MAX_FACTOR=1 keeps an idle writable SE at the base interval', () => {
+    const strict = { ...s, idleMaxFactor: 1 };
+    let state = pollSucceeded(initialPollState(strict), strict, report(), '"a"', true);
+    for (let i = 0; i < 5; i++) state = pollSucceeded(state, strict, report(), '"a"', false);
+    expect(state.unchangedPolls).toBe(5);
+    expect(state.intervalMs).toBe(30_000);
+  });
+
   it('keeps the ETag and the report across a 304', () => {
     const first = pollSucceeded(initialPollState(s), s, report(), '"x"', true);
     const second = pollSucceeded(first, s, first.report as CapacityReport, '"x"', false);
