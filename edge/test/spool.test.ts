@@ -49,6 +49,24 @@ describe('spool', () => {
     spool.close();
   });
 
+  it('drops a re-delivered duplicate but parks a different file claiming the same identity, with an alarm', async () => {
+    const alarms = new Alarms();
+    const spool = await Spool.open({ dir: join(dir, 'spool'), alarms });
+    const id = { matchId: 'm1', kind: 'camera' as const, source: 'camera-0', seq: 7 };
+    const row = await spool.add(await file('a.mp4', 'same bytes'), id);
+    const dup = await file('dup.mp4', 'same bytes');
+    expect((await spool.add(dup, id)).id).toBe(row.id);
+    await expect(stat(dup)).rejects.toThrow();
+    const other = await file('other.mp4', 'other bytes');
+    await Promise.all([spool.add(other, id), spool.add(await file('dup2.mp4', 'same bytes'), id)]);
+    expect(sha(await readFile(spool.pathOf(row)))).toBe(row.sha256);
+    expect(alarms.has('spool_identity_conflict', row.fileName)).toBe(true);
+    const parked = await readdir(join(dir, 'spool', 'conflicts'));
+    expect(parked).toHaveLength(1);
+    expect(await readFile(join(dir, 'spool', 'conflicts', parked[0] as string), 'utf8')).toBe('other bytes');
+    spool.close();
+  });
+
   it('deletes a file only after a matching sha256; a mismatch raises an alarm and re-queues', async () => {
     const alarms = new Alarms();
     const spool = await Spool.open({ dir: join(dir, 'spool'), alarms });

@@ -47,6 +47,14 @@ export interface CameraSegment {
   path: string;
   /** Wall-clock second (Unix epoch) at which the segment started. */
   startEpochS: number;
+  /**
+   * A number unique among this camera's segments: `startEpochS · 1000 +
+   * (run id mod 1000)`, the run id being the ffmpeg run's start in ms. Two
+   * runs can start segments in the same second (a restart or a pause inside
+   * it); their segments still differ, while a segment re-delivered after a
+   * crash (same file name) keeps its number.
+   */
+  seq: number;
   /** Duration ffmpeg reports, seconds. */
   durationS: number;
 }
@@ -244,7 +252,7 @@ export class CameraRecorder {
     for (const entry of parseSegmentList(text)) {
       if (this.#seen.has(entry.fileName)) continue;
       this.#seen.add(entry.fileName);
-      const m = /-(\d+)\.mp4$/.exec(entry.fileName);
+      const m = /^(\d+)-(\d+)\.mp4$/.exec(entry.fileName);
       const path = join(this.#o.dir, entry.fileName);
       if (!m) continue;
       const exists = await stat(path).then(
@@ -259,7 +267,8 @@ export class CameraRecorder {
         await this.#o.onSegment({
           cameraId: this.#o.cameraId,
           path,
-          startEpochS: Number(m[1]),
+          startEpochS: Number(m[2]),
+          seq: Number(m[2]) * 1000 + (Number(m[1]) % 1000),
           durationS: entry.endS - entry.startS,
         });
       } catch (error) {

@@ -209,7 +209,7 @@ export class MatchRecorder {
       matchId: this.#o.matchId,
       kind: 'camera',
       source: segment.cameraId,
-      seq: segment.startEpochS,
+      seq: segment.seq,
     });
   }
 }

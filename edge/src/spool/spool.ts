@@ -163,6 +163,15 @@ export class Spool {
    *   PolyvisionError `spool_file_missing` when `path` does not exist.
    */
   async add(path: string, id: SegmentIdentity): Promise<SegmentRow> {
+    // One add at a time: two adds of one identity must not both rename onto the same file.
+    const run = this.#adding.then(() => this.#add(path, id));
+    this.#adding = run.catch(() => {});
+    return run;
+  }
+
+  #adding: Promise<unknown> = Promise.resolve();
+
+  async #add(path: string, id: SegmentIdentity): Promise<SegmentRow> {
     for (const [k, v] of [
       ['match id', id.matchId],
       ['source', id.source],
@@ -181,8 +190,24 @@ export class Spool {
     const target = join(this.segmentsDir, fileName);
     const existing = this.journal.find(id);
     if (existing) {
-      // Already spooled (e.g. re-delivered after a crash): keep the journaled bytes, drop the copy.
-      if (path !== target) await rm(path, { force: true });
+      if (path !== target) {
+        const incoming = await sha256File(path).catch(() => null);
+        if (incoming && incoming.sha256 !== existing.sha256) {
+          // Same identity, other bytes: never drop data silently; park it and tell the operator.
+          const parked = join(this.dir, 'conflicts', `${fileName}.${this.#now()}`);
+          await mkdir(join(this.dir, 'conflicts'), { recursive: true });
+          await rename(path, parked);
+          this.#alarms.raise(
+            'spool_identity_conflict',
+            fileName,
+            `a second, different segment claims ${fileName}; it was kept as ${parked}`,
+            { severity: 'critical' },
+          );
+        } else {
+          // Already spooled (re-delivered after a crash): keep the journaled bytes, drop the copy.
+          await rm(path, { force: true });
+        }
+      }
       return existing;
     }
     if (path !== target) {
