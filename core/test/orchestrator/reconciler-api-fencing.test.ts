@@ -30,7 +30,12 @@ async function world() {
 describe(`reconciler, jobs API and fencing (${driver.name})`, () => {
   it('re-dispatches a stage past its deadline through its owner; the late task is not run', async () => {
     const h = await world();
-    await h.startOrchestrator({ stageDeadlineMs: 1_000 });
+    // Deadlines are short so the test is quick; on a loaded host a re-dispatched task may miss its own
+    // deadline too (then it is skipped and retried once more): allow a few attempts.
+    await h.startOrchestrator({
+      stageDeadlineMs: 1_500,
+      maxAttempts: { stitch: 6, detect: 6, track: 6, vcam: 6, analyze: 6, encode: 6 },
+    });
     const jobId = await h.client.submit({
       organization_id: 'acme',
       match_id: 'late',
@@ -56,7 +61,7 @@ describe(`reconciler, jobs API and fencing (${driver.name})`, () => {
     );
     expect(report.overdueStages).toBe(1);
     await waitFor(async () => {
-      const r = await h.db.query(`SELECT 1 FROM job_stages WHERE job_id = $1 AND attempt = 2`, [jobId]);
+      const r = await h.db.query(`SELECT 1 FROM job_stages WHERE job_id = $1 AND attempt >= 2`, [jobId]);
       return r.rowCount === 1;
     });
     await h.startWorker({ sleepMs: 10 });
@@ -65,7 +70,9 @@ describe(`reconciler, jobs API and fencing (${driver.name})`, () => {
       `SELECT attempt FROM test_stage_executions WHERE job_id = $1`,
       [jobId],
     );
-    expect(executions.rows.map((r) => r.attempt)).toEqual([2]); // attempt 1 arrived after its deadline: skipped
+    // Attempt 1 reached the worker after its deadline: skipped, never run. Exactly one run, a re-dispatch.
+    expect(executions.rows).toHaveLength(1);
+    expect(executions.rows[0]!.attempt).toBeGreaterThanOrEqual(2);
   });
 
   it('publishes the outbox rows a dead owner left unsent once it owns their partition', async () => {
