@@ -132,6 +132,22 @@ describe('uploader', () => {
     await stat(spool.pathOf(row));
   });
 
+  it('keeps an upload the ingest did not confirm, and confirms it once a HEAD reports the sha256', async () => {
+    const row = await addSegment(1, 5_000);
+    ingest.hideConfirmation(true);
+    const up = uploader({ recheckUnconfirmedMs: 200 });
+    const controller = new AbortController();
+    const running = up.run(controller.signal);
+    await waitFor(() => spool.journal.get(row.id)?.state === 'unconfirmed', { timeoutMs: 10_000 });
+    expect(alarms.has('upload_unconfirmed', row.fileName)).toBe(true);
+    await stat(spool.pathOf(row));
+    ingest.hideConfirmation(false);
+    await waitFor(() => spool.journal.get(row.id)?.state === 'deleted', { timeoutMs: 10_000 });
+    controller.abort();
+    await running;
+    expect(alarms.has('upload_unconfirmed')).toBe(false);
+  });
+
   it('keeps to the bandwidth cap', async () => {
     const row = await addSegment(1, 1536 * 1024);
     const started = performance.now();

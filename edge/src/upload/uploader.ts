@@ -70,6 +70,8 @@ export interface UploaderOptions {
    * @defaultValue 'sha256_header'
    */
   confirmation?: 'sha256_header' | 'tus_completion';
+  /** How often uploads that completed without a confirmation are asked about again, ms. @defaultValue 60_000 */
+  recheckUnconfirmedMs?: number;
   /** Called on progress of the current file. */
   onProgress?: (row: SegmentRow, bytesSent: number, bytesTotal: number) => void;
   logger?: Logger;
@@ -133,6 +135,7 @@ export class Uploader {
         const row = this.#next();
         if (!row) {
           this.#status.state = 'idle';
+          await this.#recheckUnconfirmed();
           await this.#sleep(1_000, signal);
           continue;
         }
@@ -167,6 +170,24 @@ export class Uploader {
     signal.removeEventListener('abort', stop);
     await loop;
   }
+
+  /**
+   * While idle, at most every `recheckUnconfirmedMs`: asks the ingest again
+   * (`HEAD` of the upload URL) for the sha256 of uploads that completed
+   * without a confirmation, and confirms those that now match.
+   */
+  async #recheckUnconfirmed(): Promise<void> {
+    const every = this.#o.recheckUnconfirmedMs ?? 60_000;
+    if (Date.now() - this.#lastRecheckMs < every) return;
+    this.#lastRecheckMs = Date.now();
+    for (const row of this.#o.spool.journal.list(['unconfirmed'])) {
+      if (!row.uploadUrl) continue;
+      const sha = await this.#headSha(row.uploadUrl, row.sizeBytes);
+      if (sha && (await this.#o.spool.confirm(row.id, sha))) this.#status.filesConfirmed++;
+    }
+  }
+
+  #lastRecheckMs = 0;
 
   #next(): SegmentRow | undefined {
     const now = Date.now();

@@ -21,6 +21,8 @@ export interface TestIngest {
   port: number;
   /** Answer 507 with `Retry-After: retryAfterS` to POST and PATCH until `untilMs` (epoch ms). */
   refuseUntil(untilMs: number, retryAfterS: number): void;
+  /** Leave out `X-Content-SHA256` (an ingest that does not confirm). */
+  hideConfirmation(hide: boolean): void;
   /** Requests seen, by method and status. */
   log: Array<{ method: string; status: number; atMs: number }>;
   /** Completed uploads: metadata and the sha256 of the stored bytes. */
@@ -44,11 +46,11 @@ export async function startTestIngest(options: { dir: string; token: string; por
   const tus = new Server({
     path: '/api/v1/uploads',
     datastore: new FileStore({ directory: options.dir }),
-    onUploadFinish: async (_req, upload) => ({
-      headers: { 'X-Content-SHA256': await sha256Of(join(options.dir, upload.id)) },
-    }),
+    onUploadFinish: async (_req, upload) =>
+      hide ? {} : { headers: { 'X-Content-SHA256': await sha256Of(join(options.dir, upload.id)) } },
   });
   let refuse = { untilMs: 0, retryAfterS: 1 };
+  let hide = false;
   const log: TestIngest['log'] = [];
   let server: HttpServer | null = null;
   let port = options.port ?? 0;
@@ -77,7 +79,7 @@ export async function startTestIngest(options: { dir: string; token: string; por
         const info = JSON.parse(await readFile(join(options.dir, `${id}.json`), 'utf8')) as { size?: number };
         const stored = await sha256Of(join(options.dir, id));
         const { size } = await import('node:fs/promises').then((f) => f.stat(join(options.dir, id)));
-        if (info.size === size) res.setHeader('X-Content-SHA256', stored);
+        if (info.size === size && !hide) res.setHeader('X-Content-SHA256', stored);
       } catch {
         // unknown upload: @tus/server answers 404
       }
@@ -89,6 +91,9 @@ export async function startTestIngest(options: { dir: string; token: string; por
     url: '',
     port: 0,
     log,
+    hideConfirmation(value) {
+      hide = value;
+    },
     refuseUntil(untilMs, retryAfterS) {
       refuse = { untilMs, retryAfterS };
     },
