@@ -63,18 +63,24 @@ interface HeldLeadershipInit {
   notify: (transition: LeadershipTransition) => void;
 }
 
-const DEADLINE = Symbol('deadline');
-type Attempt = { ok: true; swapped: boolean } | { ok: false; error: unknown } | typeof DEADLINE;
+type Attempt = { ok: true; swapped: boolean } | { ok: false; error: unknown };
 
 /**
  * The renewal loop of one leadership. Internal to `Elections`.
  *
  * Timeline, all on the injected clock: the last confirmed renewal was sent
- * at `t`; the next is sent at `t + lease/3`; a throwing renewal is retried
- * every lease/20; at `t + renewDeadline` with nothing confirmed, the
- * leadership is lost (`leadership_renew_timeout`) and a best-effort
- * compare-and-delete is sent so the record does not outlive us if a late
- * renewal lands.
+ * at `t`; the next is sent at `t + lease/3`; a failed renewal is retried
+ * lease/20 after it failed, one attempt at a time, never later than the
+ * deadline; at `t + renewDeadline` with nothing confirmed, the leadership is
+ * lost (`leadership_renew_timeout`) and a best-effort compare-and-delete is
+ * sent so the record does not outlive us if a late renewal lands.
+ *
+ * The deadline is its own timer, re-armed by every confirmed renewal and
+ * independent of the attempts: however the store fails (rejecting at once,
+ * hanging, answering slowly), nothing but a confirmed renewal can move it,
+ * so the loss is signalled at the deadline. (Racing each attempt against a
+ * 0 ms deadline timer is not enough: a store that rejects at once settles in
+ * a microtask and always wins, and the retry loop then spins on the deadline.)
  */
 export class HeldLeadership implements Leadership {
   readonly key: string;
@@ -85,6 +91,7 @@ export class HeldLeadership implements Leadership {
   readonly #controller = new AbortController();
   #deadlineMs: number;
   #cancelTimer: () => void = () => undefined;
+  #cancelDeadline: () => void = () => undefined;
   #ended = false;
   #releasing: Promise<boolean> | undefined;
 
@@ -95,6 +102,7 @@ export class HeldLeadership implements Leadership {
     this.term = init.term;
     this.leaseMs = init.leaseMs;
     this.#deadlineMs = init.acquiredSentAtMs + init.renewDeadlineMs;
+    this.#armDeadline();
     this.#schedule(init.acquiredSentAtMs + init.leaseMs * RENEW_INTERVAL_RATIO);
   }
 
@@ -125,6 +133,22 @@ export class HeldLeadership implements Leadership {
     this.#cancelTimer = clock.setTimer(() => void this.#renew(), atMs - clock.now());
   }
 
+  /**
+   * (Re)arms the timer that ends the leadership at `#deadlineMs`. When it
+   * fires, no renewal was confirmed in time (a confirmed one re-arms it). A
+   * timer may fire a little before its due time on the clock's scale (Node's
+   * timers run on libuv's millisecond loop time, `performance.now()` does
+   * not): giving up up to a millisecond early is safe, re-arming could loop.
+   */
+  #armDeadline(): void {
+    const { clock } = this.#init;
+    this.#cancelDeadline();
+    this.#cancelDeadline = clock.setTimer(
+      () => this.#lose('leadership_renew_timeout', `no renewal of ${this.key} confirmed within the renew deadline`),
+      this.#deadlineMs - clock.now(),
+    );
+  }
+
   async #renew(): Promise<void> {
     if (this.#ended) return;
     const { clock, store, leaseMs } = this.#init;
@@ -134,16 +158,21 @@ export class HeldLeadership implements Leadership {
       this.#lose('leadership_renew_timeout', `renewal of ${this.key} started after the renew deadline`);
       return;
     }
-    const attempt = await this.#beforeDeadline(store.compareAndSwap(this.key, this.value, this.value, leaseMs));
+    const attempt: Attempt = await store.compareAndSwap(this.key, this.value, this.value, leaseMs).then(
+      (swapped) => ({ ok: true, swapped }),
+      (error: unknown) => ({ ok: false, error }),
+    );
+    // Ended meanwhile: released, or the deadline timer fired while this attempt was in flight.
     if (this.#ended) return;
-    if (attempt === DEADLINE) {
-      this.#lose('leadership_renew_timeout', `no renewal of ${this.key} confirmed within the renew deadline`);
-      return;
-    }
     if (!attempt.ok) {
-      this.#init.logger.warn({ key: this.key, term: this.term, err: attempt.error }, 'renewal failed, retrying');
-      const retryAtMs = Math.min(clock.now() + Math.max(1, leaseMs / 20), this.#deadlineMs);
-      this.#schedule(retryAtMs);
+      const retryAtMs = clock.now() + Math.max(1, leaseMs / 20);
+      if (retryAtMs < this.#deadlineMs) {
+        this.#init.logger.warn({ key: this.key, term: this.term, err: attempt.error }, 'renewal failed, retrying');
+        this.#schedule(retryAtMs);
+      } else {
+        // No time for another attempt: the deadline timer ends the leadership.
+        this.#init.logger.warn({ key: this.key, term: this.term, err: attempt.error }, 'renewal failed');
+      }
       return;
     }
     if (!attempt.swapped) {
@@ -151,29 +180,13 @@ export class HeldLeadership implements Leadership {
       return;
     }
     this.#deadlineMs = sentAtMs + this.#init.renewDeadlineMs;
+    this.#armDeadline();
     this.#notify('renewed', { durationMs: clock.now() - sentAtMs });
     this.#schedule(sentAtMs + leaseMs * RENEW_INTERVAL_RATIO);
   }
 
-  /** Settles with the store's answer, or with DEADLINE if the renew deadline comes first. */
-  #beforeDeadline(operation: Promise<boolean>): Promise<Attempt> {
-    const { clock } = this.#init;
-    return new Promise<Attempt>((resolve) => {
-      const cancel = clock.setTimer(() => resolve(DEADLINE), this.#deadlineMs - clock.now());
-      operation.then(
-        (swapped) => {
-          cancel();
-          resolve({ ok: true, swapped });
-        },
-        (error: unknown) => {
-          cancel();
-          resolve({ ok: false, error });
-        },
-      );
-    });
-  }
-
   #lose(code: 'leadership_lost' | 'leadership_renew_timeout', message: string): void {
+    if (this.#ended) return;
     this.#init.logger.warn({ key: this.key, term: this.term, code }, 'leadership lost');
     this.#end(new LeadershipError(code, message, this.#details(true)));
     if (code === 'leadership_renew_timeout') {
@@ -185,6 +198,7 @@ export class HeldLeadership implements Leadership {
   #end(reason: LeadershipError): void {
     this.#ended = true;
     this.#cancelTimer();
+    this.#cancelDeadline();
     this.#init.onEnd(this);
     this.#controller.abort(reason);
     this.#notify(reason.code === 'leadership_released' ? 'released' : 'lost', { code: reason.code });
