@@ -55,8 +55,10 @@ export class LiveView implements DemoObserver {
     row.state = state;
     row.progress = Math.max(0, Math.min(1, progress));
     if (note !== undefined) row.note = note;
+    // Progress alone is redrawn by the timer (twice a second); a state change at once.
+    if (!changed) return;
     if (this.#redraw) this.#draw();
-    else if (changed) this.#out.write(`${this.#line(step, row)}\n`);
+    else this.#out.write(`${this.#line(step, row)}\n`);
   }
 
   info(line: string): void {

@@ -30,7 +30,7 @@ export function defaultModelPath(repoRoot: string): string {
 }
 
 /** Analysis rate of the demo's detector, frames per second: the detector is the bottleneck on 2 CPU cores. */
-export const DEMO_ANALYSIS_FPS = 5;
+export const DEMO_ANALYSIS_FPS = 3;
 
 export const DEMO_HELP = `Usage: pnpm demo [options]
 
