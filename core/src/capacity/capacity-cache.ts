@@ -29,6 +29,12 @@ export interface CachedCapacity {
   reachable: boolean;
   /** Set (ISO 8601) when a 507 marked the SE full, until the next successful poll. */
   full_marked_at: string | null;
+  /**
+   * Failed polls in a row when the entry was written (0 after a success), so
+   * that a new leader resumes the count (poll-state.ts `seededPollState`).
+   * Absent in entries written before it existed.
+   */
+  consecutive_failures?: number;
 }
 
 /**
@@ -153,6 +159,21 @@ export class CapacityCache {
     return out;
   }
 
+  /** Reads `health:{se_id}` of `storageIds` (one round trip); absent keys are left out. */
+  async readHealthMany(storageIds: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (storageIds.length === 0) return out;
+    const pipeline = this.#redis.pipeline();
+    for (const id of storageIds) pipeline.get(this.healthKey(id));
+    const results = (await pipeline.exec()) ?? [];
+    storageIds.forEach((id, i) => {
+      const [error, value] = results[i] ?? [null, null];
+      if (error) throw error;
+      if (typeof value === 'string') out.set(id, value);
+    });
+    return out;
+  }
+
   /** Reads `health:{se_id}`. */
   async readHealth(storageId: string): Promise<string | null> {
     return this.#redis.get(this.healthKey(storageId));
@@ -204,5 +225,12 @@ function decode(hash: Record<string, string>): CachedCapacity | null {
     term: numbers.term ?? 0,
     reachable: hash.reachable !== 'false',
     full_marked_at: hash.full_marked_at ? hash.full_marked_at : null,
+    ...failuresField(hash.consecutive_failures),
   };
+}
+
+/** `consecutive_failures` when present and a count; nothing otherwise. */
+function failuresField(value: string | undefined): Pick<CachedCapacity, 'consecutive_failures'> {
+  const n = Number(value);
+  return value !== undefined && value !== '' && Number.isInteger(n) && n >= 0 ? { consecutive_failures: n } : {};
 }

@@ -16,7 +16,14 @@ import type { CachedCapacity, CapacityCache } from './capacity-cache.ts';
 import { type CapacityPoll, type FetchCapacityOptions, fetchCapacity, pollErrorType } from './capacity-client.ts';
 import { type CapacityMetrics, createCapacityMetrics } from './metrics.ts';
 import type { CapacityMonitorSettings } from './options.ts';
-import { activityNoted, initialPollState, type PollState, pollFailed, pollSucceeded } from './poll-state.ts';
+import {
+  activityNoted,
+  initialPollState,
+  type PollState,
+  pollFailed,
+  pollSucceeded,
+  seededPollState,
+} from './poll-state.ts';
 import type { SelectableStorage } from './selector.ts';
 import type { StorageElementConfig } from './storage-elements.ts';
 
@@ -274,15 +281,16 @@ export class AdaptiveCapacityMonitor {
 
   /**
    * Watches the leader record every min(renewal interval, lease/6): counts
-   * `renewed` transitions (the record's TTL went up since the last look) and
-   * is a second safety net: when the record has not been confirmed as ours
-   * for 3/4 of the lease (Redis unreachable, record taken), polling stops at
-   * once (`lost`), before the record can expire and a successor start.
+   * `renewed` transitions (the record's TTL went up since the last look),
+   * and stops polling at once (`lost`) when the record names another
+   * instance or term. A leader that cannot confirm its renewals needs no
+   * watch here: its leadership aborts itself at the renew deadline (3/4 of
+   * the lease after the last confirmed renewal was sent), whatever the store
+   * does (shared/src/leadership/held-leadership.ts).
    */
   async #watchLeadership(leadership: Leadership, stop: AbortSignal, lost: AbortController): Promise<void> {
     const lease = this.#settings.leaderTtlMs;
     const periodMs = Math.max(10, Math.min(this.#settings.leaderRenewalIntervalMs, Math.floor(lease / 6)));
-    let confirmedAt = Date.now();
     let last: { ttlMs: number; atMs: number } | undefined;
     while (!stop.aborted) {
       await abortableSleep(periodMs, stop).catch(() => undefined);
@@ -294,14 +302,9 @@ export class AdaptiveCapacityMonitor {
           this.#metrics.leaderTransitions.inc({ instance_id: this.#o.instanceId, transition_type: 'renewed' });
         }
         last = { ttlMs: record.ttlMs, atMs: sentAt };
-        confirmedAt = sentAt - (lease - record.ttlMs);
       } else if (record) {
         this.#leader = { id: record.value, term: record.term };
         lost.abort(new Error('the leader record names another instance'));
-        return;
-      }
-      if (Date.now() - confirmedAt > lease * 0.75) {
-        lost.abort(new Error('leadership not confirmed within 3/4 of the lease'));
         return;
       }
     }
@@ -319,9 +322,11 @@ export class AdaptiveCapacityMonitor {
    * update asks for one.
    */
   async #pollLoop(term: number, stop: AbortSignal): Promise<void> {
+    const seeds = await this.#seedStates(stop);
+    if (!seeds) return;
     const nowMs = Date.now();
     for (const se of this.#o.storageElements) {
-      this.#states.set(se.storage_id, initialPollState(this.#settings));
+      this.#states.set(se.storage_id, seeds.get(se.storage_id) ?? initialPollState(this.#settings));
       this.#dueAtMs.set(se.storage_id, nowMs);
     }
     const inFlight = new Set<Promise<void>>();
@@ -350,6 +355,29 @@ export class AdaptiveCapacityMonitor {
       });
     }
     await Promise.allSettled([...inFlight]);
+  }
+
+  /**
+   * The poll states a new leader starts from, seeded from the cache
+   * (`seededPollState`): an SE the previous leader found unhealthy stays
+   * unhealthy, with its failure count, until it recovers under this one.
+   * Retried every base interval while Redis does not answer (the leader
+   * could not write the cache then anyway).
+   *
+   * @returns the states by SE id, or undefined when `stop` aborted first.
+   */
+  async #seedStates(stop: AbortSignal): Promise<Map<string, PollState> | undefined> {
+    const ids = this.#o.storageElements.map((se) => se.storage_id);
+    while (!stop.aborted) {
+      try {
+        const [entries, health] = await Promise.all([this.#o.cache.readMany(ids), this.#o.cache.readHealthMany(ids)]);
+        return new Map(ids.map((id) => [id, seededPollState(this.#settings, entries.get(id), health.get(id))]));
+      } catch (error) {
+        this.#logger.warn({ err: error }, 'capacity monitor: cannot read the cache to seed poll states; retrying');
+        await abortableSleep(this.#settings.baseIntervalMs, stop).catch(() => undefined);
+      }
+    }
+    return undefined;
   }
 
   /** Polls one SE with retries and writes the cache; updates its schedule. Never throws. */
@@ -410,13 +438,11 @@ export class AdaptiveCapacityMonitor {
       term,
       reachable: state.healthy,
       full_marked_at: null,
+      consecutive_failures: state.consecutiveFailures,
     };
     const health = report.health === 'unhealthy' ? 'unhealthy: reported by the storage element' : report.health;
-    const written = await this.#o.cache.write(
-      entry,
-      state.healthy ? health : `unhealthy: ${state.lastError}`,
-      this.#settings,
-    );
+    const recovering = `unhealthy: recovering, ${state.consecutiveSuccesses} of ${this.#settings.recoveryThreshold} polls succeeded`;
+    const written = await this.#o.cache.write(entry, state.healthy ? health : recovering, this.#settings);
     if (!written) this.#logger.warn({ storage_id: se.storage_id, term }, 'cache holds a newer term; write refused');
   }
 
@@ -427,7 +453,12 @@ export class AdaptiveCapacityMonitor {
     );
     const previous = (await this.#o.cache.readMany([se.storage_id])).get(se.storage_id);
     if (previous) {
-      const entry: CachedCapacity = { ...previous, term: Math.max(term, previous.term), reachable: state.healthy };
+      const entry: CachedCapacity = {
+        ...previous,
+        term: Math.max(term, previous.term),
+        reachable: state.healthy,
+        consecutive_failures: state.consecutiveFailures,
+      };
       if (previous.term <= term)
         await this.#o.cache.write(entry, state.healthy ? previous.health : reason, this.#settings);
     } else if (!state.healthy) {
@@ -461,7 +492,11 @@ export class AdaptiveCapacityMonitor {
       // Follower (or leader between rounds): poll this one SE now, once, fenced by the cached term.
       const cached = (await this.#o.cache.readMany([se.storage_id])).get(se.storage_id);
       const term = this.term ?? cached?.term ?? 0;
-      if (!this.#states.has(se.storage_id)) this.#states.set(se.storage_id, initialPollState(this.#settings));
+      if (!this.#states.has(se.storage_id)) {
+        // Start from what the cache knows, never healthier (a dead SE's one failure must not clear its unhealthy mark).
+        const health = await this.#o.cache.readHealth(se.storage_id);
+        this.#states.set(se.storage_id, seededPollState(this.#settings, cached, health));
+      }
       await this.#pollAndStore(se, term, this.#closing.signal, 1);
       if (!this.isLeader) this.#states.delete(se.storage_id);
     } finally {

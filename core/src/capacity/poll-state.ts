@@ -1,4 +1,5 @@
 import { type CapacityReport, WRITABLE_STORAGE_MODES } from '@polyvision/shared';
+import type { CachedCapacity } from './capacity-cache.ts';
 import type { CapacityMonitorSettings } from './options.ts';
 
 /**
@@ -56,6 +57,41 @@ export function initialPollState(settings: IntervalSettings): PollState {
     etag: undefined,
     report: undefined,
     lastError: undefined,
+  };
+}
+
+/**
+ * The state a new leader (or a follower's one-off lazy poll) starts an SE
+ * from: what the cache says, so a leader change never makes an SE look
+ * healthier than the evidence does.
+ *
+ * - Unhealthy when the cached entry says unreachable (`reachable: false`),
+ *   or, with no entry, when `health:{se_id}` starts with `unhealthy` (a
+ *   failed poll with no report to keep). It then needs `recoveryThreshold`
+ *   successful polls before it is healthy again, as under the old leader.
+ * - The failure count is the cached one (`consecutive_failures`), or
+ *   `failureThreshold` for an unhealthy SE cached without it; a healthy SE
+ *   with failures stays on course to be marked unhealthy after the rest.
+ * - With nothing cached: {@link initialPollState}.
+ *
+ * @param cached - the `capacity:{se_id}` entry, if any.
+ * @param health - the `health:{se_id}` value, if any.
+ */
+export function seededPollState(
+  settings: IntervalSettings,
+  cached: CachedCapacity | undefined,
+  health: string | null | undefined,
+): PollState {
+  const initial = initialPollState(settings);
+  const unhealthy = cached ? !cached.reachable : !!health?.startsWith('unhealthy');
+  const cachedFailures = cached?.consecutive_failures;
+  const consecutiveFailures = cachedFailures !== undefined ? cachedFailures : unhealthy ? settings.failureThreshold : 0;
+  if (!unhealthy && consecutiveFailures === 0) return initial;
+  return {
+    ...initial,
+    consecutiveFailures,
+    healthy: !unhealthy && consecutiveFailures < settings.failureThreshold,
+    lastError: unhealthy || consecutiveFailures > 0 ? 'cached_unhealthy' : undefined,
   };
 }
 

@@ -81,6 +81,9 @@ describe('leader election failover', () => {
     // The leader's Redis connection dies: it can neither renew nor release.
     a.redis.disconnect();
     const cutAt = Date.now();
+    // A stops at its renew deadline (3/4 lease after its last confirmed renewal), before its record can expire.
+    await waitFor(() => !a.monitor.isLeader, { timeoutMs: 1_400, intervalMs: 10, message: 'A stops leading' });
+    expect(b.monitor.isLeader).toBe(false);
     await waitFor(() => b.monitor.isLeader, { timeoutMs: 8_000 });
     const takeoverMs = Date.now() - cutAt;
     expect(b.monitor.term).toBeGreaterThan(termA);

@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import {
   activityNoted,
   CAPACITY_MONITOR_DEFAULTS,
+  type CachedCapacity,
   IDLE_MAX_FACTOR,
   initialPollState,
   pollFailed,
   pollSucceeded,
+  seededPollState,
 } from '../../src/capacity/index.ts';
 
 const s = { ...CAPACITY_MONITOR_DEFAULTS };
@@ -104,5 +106,52 @@ describe('adaptive polling state (seed: "Adaptive Polling")', () => {
     const second = pollSucceeded(first, s, first.report as CapacityReport, '"x"', false);
     expect(second.etag).toBe('"x"');
     expect(second.report?.available).toBe(900);
+  });
+});
+
+describe('poll state seeded from the cache (a new leader, a follower lazy poll)', () => {
+  const cached = (over: Partial<CachedCapacity> = {}): CachedCapacity => ({
+    ...report(),
+    last_poll: new Date(0).toISOString(),
+    term: 3,
+    reachable: true,
+    full_marked_at: null,
+    ...over,
+  });
+
+  it('nothing cached, or cached healthy without failures: the initial state', () => {
+    expect(seededPollState(s, undefined, null)).toEqual(initialPollState(s));
+    expect(seededPollState(s, cached({ consecutive_failures: 0 }), 'healthy')).toEqual(initialPollState(s));
+  });
+
+  it('cached unreachable: starts unhealthy with its failure count and needs recoveryThreshold successes', () => {
+    let state = seededPollState(s, cached({ reachable: false, consecutive_failures: 5 }), 'unhealthy: timeout');
+    expect(state).toMatchObject({ healthy: false, consecutiveFailures: 5, consecutiveSuccesses: 0 });
+    state = pollFailed(state, s, 'connection_refused');
+    expect(state).toMatchObject({ healthy: false, consecutiveFailures: 6 });
+    for (let i = 1; i < s.recoveryThreshold; i++) {
+      state = pollSucceeded(state, s, report(), undefined, true);
+      expect(state.healthy).toBe(false);
+    }
+    state = pollSucceeded(state, s, report(), undefined, true);
+    expect(state.healthy).toBe(true);
+  });
+
+  it('cached unreachable from an entry without a count: at least the failure threshold', () => {
+    const state = seededPollState(s, cached({ reachable: false }), 'unhealthy: timeout');
+    expect(state).toMatchObject({ healthy: false, consecutiveFailures: s.failureThreshold });
+  });
+
+  it('only the health key says unhealthy (no entry): unhealthy', () => {
+    const state = seededPollState(s, undefined, 'unhealthy: connection_refused: ECONNREFUSED');
+    expect(state).toMatchObject({ healthy: false, consecutiveFailures: s.failureThreshold });
+    expect(seededPollState(s, undefined, 'healthy')).toEqual(initialPollState(s));
+  });
+
+  it('cached healthy with failures so far: marked unhealthy after the remaining ones, not a full new count', () => {
+    let state = seededPollState(s, cached({ consecutive_failures: s.failureThreshold - 1 }), 'healthy');
+    expect(state).toMatchObject({ healthy: true, consecutiveFailures: s.failureThreshold - 1 });
+    state = pollFailed(state, s, 'timeout');
+    expect(state.healthy).toBe(false);
   });
 });
