@@ -71,6 +71,11 @@ describe('edge node', () => {
       expect(during.cameras.map((c) => c.cameraId)).toEqual(['camera-0', 'camera-1', 'camera-2']);
       await waitFor(() => node.recordingMatchId === null, { timeoutMs: 15_000, message: 'recording stops' });
       await waitFor(() => node.spool.journal.backlog().count === 0, { timeoutMs: 20_000, message: 'backlog empty' });
+      // The counter moves just after the spool deleted the last file.
+      await waitFor(() => node.uploader.status().filesConfirmed === node.spool.journal.all().length, {
+        timeoutMs: 5_000,
+        message: 'every file confirmed',
+      });
       const rows = node.spool.journal.all();
       expect(rows.length).toBeGreaterThanOrEqual(3);
       const received = await ingest.completed();

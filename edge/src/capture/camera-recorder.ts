@@ -8,9 +8,11 @@
  * - segments are cut at UTC multiples of `segmentDurationS`
  *   (`-segment_atclocktime`), at the first keyframe after the boundary
  *   (stream copy cannot cut elsewhere), so cameras agree to within one GOP;
- * - each file is named after the wall-clock second its segment started
- *   (`-strftime 1`, `<run>-<epoch s>.mp4`), and the stitcher groups the
- *   cameras' segments by `floor(epoch s / segmentDurationS)`;
+ * - files are numbered per run (`<run start ms>-<index>.mp4`: ffmpeg never
+ *   reuses a name); a segment's start is the file's birth time (ffmpeg
+ *   creates it at the cut; run start + stream time where the file system
+ *   has no birth time), and the stitcher groups the cameras' segments by
+ *   `floor(start s / segmentDurationS)`;
  * - timestamps restart at 0 in every segment (`-reset_timestamps`); the
  *   stitcher pairs frames by timestamp, repeats the last frame of a camera
  *   that delivers fewer frames (duplicate) and never drops frames (the
@@ -25,7 +27,7 @@
  * removed at the next start. On stop, ffmpeg gets SIGTERM and closes the open
  * segment properly, so it is kept.
  */
-import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   abortableSleep,
@@ -48,11 +50,9 @@ export interface CameraSegment {
   /** Wall-clock second (Unix epoch) at which the segment started. */
   startEpochS: number;
   /**
-   * A number unique among this camera's segments: `startEpochS · 1000 +
-   * (run id mod 1000)`, the run id being the ffmpeg run's start in ms. Two
-   * runs can start segments in the same second (a restart or a pause inside
-   * it); their segments still differ, while a segment re-delivered after a
-   * crash (same file name) keeps its number.
+   * A number unique among this camera's segments: its start in epoch ms
+   * (two segments never start in the same millisecond); a segment
+   * re-delivered after a crash (same file, same birth time) keeps it.
    */
   seq: number;
   /** Duration ffmpeg reports, seconds. */
@@ -188,9 +188,7 @@ export class CameraRecorder {
       listPath,
       '-segment_list_type',
       'csv',
-      '-strftime',
-      '1',
-      join(this.#o.dir, `${runId}-%s.mp4`),
+      join(this.#o.dir, `${runId}-%06d.mp4`),
     ];
     const child = spawnChild(this.#o.ffmpegPath ?? resolveFfmpegPath(), args, {
       stdout: 'ignore',
@@ -203,7 +201,7 @@ export class CameraRecorder {
     let pausing = false;
     const poll = (async () => {
       while (polling) {
-        await this.#deliver(listPath);
+        await this.#deliver(listPath, child.pid);
         // Disk guard: stop cleanly (the open segment is closed and kept) before the disk is full.
         if (!pausing && this.#o.canStart && !(await this.#o.canStart())) {
           pausing = true;
@@ -236,30 +234,40 @@ export class CameraRecorder {
     }
     polling = false;
     await poll;
-    await this.#deliver(listPath);
+    await this.#deliver(listPath, null);
     await this.#removePartials();
     return outcome;
   }
 
-  /** Hands completed segments of a list to `onSegment`, once each. */
-  async #deliver(listPath: string): Promise<void> {
+  /**
+   * Hands completed segments of a list to `onSegment`, once each.
+   *
+   * ffmpeg's segment muxer prints a list entry after the segment's trailer
+   * but before it closes the file, so the last bytes may still sit in its
+   * I/O buffer: an entry is taken only when a later entry exists, ffmpeg has
+   * exited (`pid` null), or, on Linux, no descriptor of `pid` points at the
+   * file any more (/proc/<pid>/fd).
+   */
+  async #deliver(listPath: string, pid: number | null | undefined): Promise<void> {
     let text: string;
     try {
       text = await readFile(listPath, 'utf8');
     } catch {
       return;
     }
-    for (const entry of parseSegmentList(text)) {
+    const entries = parseSegmentList(text);
+    for (const [index, entry] of entries.entries()) {
       if (this.#seen.has(entry.fileName)) continue;
-      this.#seen.add(entry.fileName);
       const m = /^(\d+)-(\d+)\.mp4$/.exec(entry.fileName);
-      const path = join(this.#o.dir, entry.fileName);
       if (!m) continue;
-      const exists = await stat(path).then(
-        (s) => s.size > 0,
-        () => false,
-      );
-      if (!exists) continue;
+      const path = join(this.#o.dir, entry.fileName);
+      if (index === entries.length - 1 && pid && (await isOpenBy(pid, path))) return;
+      this.#seen.add(entry.fileName);
+      const info = await stat(path).catch(() => null);
+      if (!info || info.size === 0) continue;
+      // When the segment started: the file's birth time (ffmpeg creates it at the cut), else run start + stream time.
+      const runStartMs = Number(m[1]);
+      const startMs = info.birthtimeMs > 0 ? info.birthtimeMs : runStartMs + entry.startS * 1000;
       this.#status.segments++;
       this.#status.lastSegmentAtMs = Date.now();
       this.#o.alarms.clear('camera_down', this.#o.cameraId);
@@ -267,8 +275,8 @@ export class CameraRecorder {
         await this.#o.onSegment({
           cameraId: this.#o.cameraId,
           path,
-          startEpochS: Number(m[2]),
-          seq: Number(m[2]) * 1000 + (Number(m[1]) % 1000),
+          startEpochS: Math.floor(startMs / 1000),
+          seq: Math.floor(startMs),
           durationS: entry.endS - entry.startS,
         });
       } catch (error) {
@@ -293,7 +301,7 @@ export class CameraRecorder {
   async recover(): Promise<void> {
     await mkdir(this.#o.dir, { recursive: true });
     for (const name of await readdir(this.#o.dir)) {
-      if (name.startsWith('list-') && name.endsWith('.csv')) await this.#deliver(join(this.#o.dir, name));
+      if (name.startsWith('list-') && name.endsWith('.csv')) await this.#deliver(join(this.#o.dir, name), null);
     }
     await this.#removePartials();
   }
@@ -319,4 +327,23 @@ export class CameraRecorder {
       }
     }
   }
+}
+
+/**
+ * Whether process `pid` holds `path` open (Linux: its /proc/<pid>/fd links).
+ * Where /proc cannot be read, answers true (the caller then waits for the
+ * next list entry or the process's exit, which are certain).
+ */
+async function isOpenBy(pid: number, path: string): Promise<boolean> {
+  let fds: string[];
+  try {
+    fds = await readdir(`/proc/${pid}/fd`);
+  } catch {
+    return true;
+  }
+  for (const fd of fds) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    if (target === path) return true;
+  }
+  return false;
 }
