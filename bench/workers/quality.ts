@@ -5,7 +5,8 @@
  *
  * Measures, on the panorama of a synthetic clip (shared/src/synthetic):
  * - ByteTrack fed with the ground-truth boxes (the tracker alone; the
- *   SoccerNet "GT detections" setting): HOTA, IDF1, MOTA;
+ *   SoccerNet "GT detections" setting) and with degraded ground truth
+ *   (jitter, 10 % dropped, random scores): HOTA, IDF1, MOTA;
  * - detection precision/recall at IoU 0.5 for people and ball with the
  *   model (default: the repository's player detector when present, else
  *   ../shared/models/yolox_nano.onnx with COCO classes), and tracking
@@ -18,6 +19,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEFAULT_MODEL_PATH } from '../../core/src/workers/detect/handler.ts';
 import {
   type DetectionClass,
   type DetectionsFile,
@@ -25,7 +27,6 @@ import {
   readDetectionsFile,
   runDetect,
 } from '../../core/src/workers/detect/index.ts';
-import { DEFAULT_MODEL_PATH } from '../../core/src/workers/detect/handler.ts';
 import {
   buildSequence,
   detectionQuality,
@@ -86,7 +87,9 @@ const gtDetections: DetectionsFile = {
     frame,
     tMs: (frame * 1000) / clip.fps,
     detections: truthPeople.tracks.flatMap((t) =>
-      t.frames.filter((f) => f.frame === frame).map((f) => ({ class: t.class as DetectionClass, score: 0.95, box: f.box })),
+      t.frames
+        .filter((f) => f.frame === frame)
+        .map((f) => ({ class: t.class as DetectionClass, score: 0.95, box: f.box })),
     ),
   })),
 };
@@ -96,8 +99,48 @@ const byteTrackOnTruth = {
   ball: tracking(truth, gtTracks, ['ball']),
 };
 
+// 1b. ByteTrack on degraded ground truth: boxes jittered (centre σ = 10 % of the size, size ±10 %),
+// 10 % of boxes dropped, scores uniform in [0.2, 1] — a detector's typical errors, reproducibly (seeded).
+let state = 12345;
+const random = () => {
+  state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+  return state / 2 ** 32;
+};
+const gauss = () => Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random());
+const noisyDetections: DetectionsFile = {
+  header: truth.detections,
+  frames: gtDetections.frames.map((f) => ({
+    ...f,
+    detections: f.detections
+      .filter(() => random() >= 0.1)
+      .map((d) => {
+        const w = d.box[2] - d.box[0];
+        const h = d.box[3] - d.box[1];
+        const cx = (d.box[0] + d.box[2]) / 2 + gauss() * 0.1 * w;
+        const cy = (d.box[1] + d.box[3]) / 2 + gauss() * 0.1 * h;
+        const s = 1 + (random() - 0.5) * 0.2;
+        return {
+          ...d,
+          score: 0.2 + 0.8 * random(),
+          box: [cx - (w * s) / 2, cy - (h * s) / 2, cx + (w * s) / 2, cy + (h * s) / 2] as [
+            number,
+            number,
+            number,
+            number,
+          ],
+        };
+      }),
+  })),
+};
+const noisyTracks = trackDetections(noisyDetections);
+const byteTrackOnNoisyTruth = {
+  people: tracking(truthPeople, noisyTracks, ['player']),
+  ball: tracking(truth, noisyTracks, ['ball']),
+};
+
 // 2. The detector.
-const modelPath = values.model ?? (existsSync(DEFAULT_MODEL_PATH) ? DEFAULT_MODEL_PATH : '../shared/models/yolox_nano.onnx');
+const modelPath =
+  values.model ?? (existsSync(DEFAULT_MODEL_PATH) ? DEFAULT_MODEL_PATH : '../shared/models/yolox_nano.onnx');
 const defaultMap = modelPath === DEFAULT_MODEL_PATH ? '0:player,1:goalkeeper,2:referee,3:ball' : '0:player,32:ball';
 const classMap = Object.fromEntries(
   (values['class-map'] ?? defaultMap).split(',').map((p) => {
@@ -132,7 +175,9 @@ const prFor = (classes: string[], minScore: number) =>
       gt: truth.tracks
         .filter((t) => classes.includes(t.class))
         .flatMap((t) => t.frames.filter((k) => k.frame === f.frame).map((k) => k.box)),
-      detections: f.detections.filter((d) => classes.includes(d.class === 'ball' ? 'ball' : 'player') || classes.includes(d.class)),
+      detections: f.detections.filter(
+        (d) => classes.includes(d.class === 'ball' ? 'ball' : 'player') || classes.includes(d.class),
+      ),
     })),
     0.5,
     minScore,
@@ -156,9 +201,21 @@ const vcam = {
 
 const results = {
   date: new Date().toISOString(),
-  clip: { seed: Number(values.seed), durationS: Number(values.duration), width: clip.width, height: clip.height, fps: clip.fps },
-  model: { path: modelPath, classMap, tiles: detectSummary.header.model.tiles, executionProvider: detectSummary.header.model.executionProvider },
+  clip: {
+    seed: Number(values.seed),
+    durationS: Number(values.duration),
+    width: clip.width,
+    height: clip.height,
+    fps: clip.fps,
+  },
+  model: {
+    path: modelPath,
+    classMap,
+    tiles: detectSummary.header.model.tiles,
+    executionProvider: detectSummary.header.model.executionProvider,
+  },
   byteTrackOnTruth,
+  byteTrackOnNoisyTruth,
   detectionPr,
   byteTrackOnDetections,
   vcam,

@@ -5,9 +5,9 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateMatch, type VenueCalibration } from '../../shared/src/index.ts';
 import type { DetectionClass } from '../../core/src/workers/detect/index.ts';
 import type { Track, TracksFile } from '../../core/src/workers/track/index.ts';
+import { generateMatch, type VenueCalibration } from '../../shared/src/index.ts';
 
 const CLASS_OF: Record<string, DetectionClass> = { '1': 'player', '2': 'goalkeeper', '3': 'referee', '4': 'ball' };
 
