@@ -8,6 +8,7 @@ export * from './capacity/index.ts';
 export * from './db/index.ts';
 export * from './ingest/index.ts';
 export * from './orchestrator/index.ts';
+export * from './workers/artifacts/index.ts';
 export * from './workers/detect/stage-io.ts';
 export * from './workers/runtime/index.ts';
 export * from './workers/runtime/testing/counting-stage.ts';

@@ -172,6 +172,126 @@ export class StorageElementClient {
     });
   }
 
+  /**
+   * `GET /api/v1/files/:id`, from `startByte` on (`Range: bytes=<start>-`,
+   * with `If-Range: <etag>` when given, so a changed file is sent whole).
+   * The body is a stream the caller must consume or destroy; nothing is buffered.
+   *
+   * @returns `status` 200 (whole file: the SE ignored or could not honour the
+   *   range) or 206 (from `startByte`), `totalBytes` (the whole file's size),
+   *   `sha256` and `etag` as the SE reports them.
+   * @throws PolyvisionError from the shared HTTP client mapping: `http_rejected`
+   *   with `details.status` 404 (`peer_code: file_not_found`), 416, 401…;
+   *   `http_unavailable`/`http_timeout` (retriable) for network faults and 5xx.
+   */
+  async openFile(
+    se: StorageElementConfig,
+    fileId: string,
+    options: { startByte?: number; ifRange?: string; signal?: AbortSignal } = {},
+  ): Promise<{
+    status: 200 | 206;
+    totalBytes: number;
+    sha256: string | undefined;
+    etag: string | undefined;
+    body: Readable;
+  }> {
+    const url = `${se.endpoint}/api/v1/files/${encodeURIComponent(fileId)}`;
+    const start = options.startByte ?? 0;
+    const headers: Record<string, string> = { authorization: `Bearer ${se.token}` };
+    if (start > 0) {
+      headers.range = `bytes=${start}-`;
+      if (options.ifRange) headers['if-range'] = options.ifRange;
+    }
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(url, {
+        method: 'GET',
+        headers,
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#idleMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(this.#dispatcher ? { dispatcher: this.#dispatcher } : {}),
+      });
+    } catch (error) {
+      throw networkError(error, 'GET', url);
+    }
+    const header = (name: string): string | undefined => {
+      const value = response.headers[name];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    if (response.statusCode !== 200 && response.statusCode !== 206) {
+      const text = await response.body.text().catch(() => '');
+      throw statusError('GET', url, response.statusCode, parseJson(text), header('retry-after'));
+    }
+    let totalBytes: number;
+    if (response.statusCode === 206) {
+      const match = /\/(\d+)$/.exec(header('content-range') ?? '');
+      totalBytes = match ? Number(match[1]) : Number.NaN;
+    } else {
+      totalBytes = Number(header('content-length'));
+    }
+    if (!Number.isSafeInteger(totalBytes) || totalBytes < 0) {
+      response.body.destroy();
+      throw new PolyvisionError('invalid_response', `GET ${url}: no usable Content-Length/Content-Range`, {
+        httpStatus: 502,
+      });
+    }
+    return {
+      status: response.statusCode,
+      totalBytes,
+      sha256: header('x-content-sha256'),
+      etag: header('etag'),
+      body: response.body,
+    };
+  }
+
+  /**
+   * `HEAD /api/v1/files/:id`: size and sha256 of a published file, or null when the SE has none (404).
+   * @throws PolyvisionError for other answers and network faults (the shared client mapping).
+   */
+  async statFile(se: StorageElementConfig, fileId: string): Promise<{ sizeBytes: number; sha256: string } | null> {
+    const url = `${se.endpoint}/api/v1/files/${encodeURIComponent(fileId)}`;
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(url, {
+        method: 'HEAD',
+        headers: { authorization: `Bearer ${se.token}` },
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+        ...(this.#dispatcher ? { dispatcher: this.#dispatcher } : {}),
+      });
+    } catch (error) {
+      throw networkError(error, 'HEAD', url);
+    }
+    await response.body.dump();
+    if (response.statusCode === 404) return null;
+    if (response.statusCode !== 200) throw statusError('HEAD', url, response.statusCode, undefined, undefined);
+    const sizeBytes = Number(response.headers['content-length']);
+    const sha256 = response.headers['x-content-sha256'];
+    if (!Number.isSafeInteger(sizeBytes) || typeof sha256 !== 'string') {
+      throw new PolyvisionError('invalid_response', `HEAD ${url}: no Content-Length or X-Content-SHA256`, {
+        httpStatus: 502,
+      });
+    }
+    return { sizeBytes, sha256 };
+  }
+
+  /**
+   * `DELETE /api/v1/files/:id` (the SE allows it only in `edit` mode).
+   * @returns `deleted`, `absent` (404) or `not_allowed` (403 `delete_not_allowed`: mode `rw`, `ro` or `ar`).
+   * @throws PolyvisionError for other answers and network faults.
+   */
+  async deleteFile(se: StorageElementConfig, fileId: string): Promise<'deleted' | 'absent' | 'not_allowed'> {
+    try {
+      await this.#json(se, 'DELETE', `/api/v1/files/${encodeURIComponent(fileId)}`, undefined);
+      return 'deleted';
+    } catch (error) {
+      if (isStatus(error, 404)) return 'absent';
+      if (isStatus(error, 403) && peerCode(error) === 'delete_not_allowed') return 'not_allowed';
+      throw error;
+    }
+  }
+
   async #json<T>(
     se: StorageElementConfig,
     method: string,

@@ -60,6 +60,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
         const outputs = [
           await io.writeOutput(
             {
+              task,
               kind: 'analytics',
               objectKey: outputKey(task, 'summary.json'),
               localPath: join(outputDir, 'summary.json'),
@@ -72,6 +73,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
           outputs.push(
             await io.writeOutput(
               {
+                task,
                 kind: 'heatmap',
                 objectKey: outputKey(task, 'heatmaps', file),
                 localPath: join(outputDir, 'heatmaps', file),

@@ -129,6 +129,7 @@ export async function createStageHandler(
         });
         const ref = await io.writeOutput(
           {
+            task,
             kind: 'detections',
             objectKey: outputKey(task, 'detections.jsonl'),
             localPath: outputPath,

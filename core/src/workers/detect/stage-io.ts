@@ -1,106 +1,17 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { pipeline } from 'node:stream/promises';
+import { join } from 'node:path';
 import type { ArtifactRef, StageTask } from '@polyvision/shared';
 import { PolyvisionError } from '@polyvision/shared';
 
-/**
- * How a stage reads its inputs and stores its outputs — the one seam between
- * the pure stage libraries and storage. Stages only need files on local
- * disk (ffmpeg and onnxruntime read paths), so reading means "give me a
- * local path"; an SE-backed implementation downloads (or `Range`-streams)
- * into the work folder, a local one returns the path in place.
- */
-export interface ArtifactIo {
-  /**
-   * A local path holding the artifact's bytes.
-   * @throws PolyvisionError `input_unavailable` (retriable) when it cannot be fetched now.
-   */
-  openInput(ref: ArtifactRef, workDir: string, signal?: AbortSignal): Promise<string>;
-  /**
-   * Stores a local file under `objectKey` (overwriting: a re-run writes the same keys) and returns its ref.
-   */
-  writeOutput(
-    output: { kind: string; objectKey: string; localPath: string; contentType?: string },
-    signal?: AbortSignal,
-  ): Promise<ArtifactRef>;
-}
-
-/** sha256 (hex) and size of a local file. */
-export async function digestFile(path: string): Promise<{ sha256: string; sizeBytes: number }> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(path), hash);
-  return { sha256: hash.digest('hex'), sizeBytes: (await stat(path)).size };
-}
-
-/**
- * Artifacts in a local folder (`<root>/<object_key>`), reported with
- * `storage_id` = `storageId`: the embedded demo's store and the tests'. Inputs
- * from other storage ids are refused (`input_unavailable`), so a missing SE
- * wiring fails loudly instead of reading the wrong file.
- */
-export class LocalArtifactIo implements ArtifactIo {
-  readonly root: string;
-  readonly storageId: string;
-  constructor(root: string, storageId = 'local') {
-    this.root = resolve(root);
-    this.storageId = storageId;
-  }
-
-  #path(objectKey: string): string {
-    const path = resolve(this.root, objectKey);
-    if (!path.startsWith(`${this.root}/`)) {
-      throw new PolyvisionError('object_key_invalid', `object key ${objectKey} leaves the store`);
-    }
-    return path;
-  }
-
-  async openInput(ref: ArtifactRef): Promise<string> {
-    if (ref.storage_id !== this.storageId) {
-      throw new PolyvisionError(
-        'input_unavailable',
-        `artifact ${ref.object_key} is on ${ref.storage_id}; this worker reads only ${this.storageId}`,
-        { retriable: false },
-      );
-    }
-    const path = this.#path(ref.object_key);
-    const exists = await stat(path).then(
-      (s) => s.isFile(),
-      () => false,
-    );
-    if (!exists) {
-      throw new PolyvisionError('input_unavailable', `artifact ${ref.object_key} not found in ${this.root}`, {
-        retriable: true,
-      });
-    }
-    return path;
-  }
-
-  async writeOutput(output: {
-    kind: string;
-    objectKey: string;
-    localPath: string;
-    contentType?: string;
-  }): Promise<ArtifactRef> {
-    const target = this.#path(output.objectKey);
-    await mkdir(dirname(target), { recursive: true });
-    const temporary = `${target}.${process.pid}.part`;
-    await copyFile(output.localPath, temporary);
-    await rename(temporary, target);
-    const { sha256, sizeBytes } = await digestFile(target);
-    return {
-      kind: output.kind,
-      storage_id: this.storageId,
-      object_key: output.objectKey,
-      size_bytes: sizeBytes,
-      sha256,
-      ...(output.contentType ? { content_type: output.contentType } : {}),
-    };
-  }
-}
+/** The artifact stores moved to core/src/workers/artifacts/; re-exported for the stages' imports. */
+export {
+  type ArtifactIo,
+  digestFile,
+  LocalArtifactIo,
+  type OutputFile,
+  type OutputProducer,
+} from '../artifacts/artifact-io.ts';
 
 /**
  * The first input of one of `kinds` (in order of preference).

@@ -76,6 +76,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
                   : 'hls-segment';
           const ref = await io.writeOutput(
             {
+              task,
               kind,
               objectKey: outputKey(task, 'hls', ...file.split('/')),
               localPath: join(outputDir, file),

@@ -51,6 +51,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
         await writeTracksFile(path, tracks);
         const ref = await io.writeOutput(
           {
+            task,
             kind: 'tracks',
             objectKey: outputKey(task, 'tracks.json'),
             localPath: path,

@@ -58,11 +58,18 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
         await writeFile(pathFile, JSON.stringify({ format: 'polyvision.camera-path', version: 1, quality, ...path }));
         const outputs = [
           await io.writeOutput(
-            { kind: 'vcam', objectKey: outputKey(task, 'vcam.mp4'), localPath: videoPath, contentType: 'video/mp4' },
+            {
+              task,
+              kind: 'vcam',
+              objectKey: outputKey(task, 'vcam.mp4'),
+              localPath: videoPath,
+              contentType: 'video/mp4',
+            },
             signal,
           ),
           await io.writeOutput(
             {
+              task,
               kind: 'vcam-path',
               objectKey: outputKey(task, 'camera-path.json'),
               localPath: pathFile,

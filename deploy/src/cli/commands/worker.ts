@@ -95,7 +95,9 @@ export async function run(argv: string[]): Promise<number> {
         await ensureExecutionsTable(connections.db);
         return stages.map((stage) => countingStage(stage as Stage, { db: connections.db, sleepMs }));
       }
-      return Promise.all(stages.map((stage) => loadStageHandler(stage as Stage, { env })));
+      // One context for all stages: they share one artifact store (storage elements when STORAGE_ELEMENTS is set).
+      const context = { env, db: connections.db, redis: connections.redis, logger };
+      return Promise.all(stages.map((stage) => loadStageHandler(stage as Stage, context)));
     },
     logger,
   );

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
+import { type SeProcess, TOKEN } from '../../../../storage-element/test/support/se-process.ts';
+import type { StorageElementConfig } from '../../../src/capacity/index.ts';
+
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** Deterministic pseudo-random bytes (xorshift). */
+export function testBytes(length: number, seed = 7): Buffer {
+  const out = Buffer.alloc(length);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = x & 0xff;
+  }
+  return out;
+}
+
+/** The `STORAGE_ELEMENTS` entry of a running SE. */
+export function seEntry(se: SeProcess, location: string, endpoint = se.url): StorageElementConfig {
+  return { storage_id: se.env.STORAGE_ELEMENT_ID ?? 'se-test', endpoint, token: TOKEN, location };
+}
+
+/** Publishes `bytes` as `fileId` on `se` through its own write protocol (as ingest would). */
+export async function putFile(se: SeProcess, fileId: string, bytes: Uint8Array): Promise<void> {
+  const post = (path: string, body: unknown) =>
+    se.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const created = await post('/api/v1/uploads', {
+    file_id: fileId,
+    size_bytes: bytes.length,
+    sha256: sha256Hex(bytes),
+  });
+  if (created.status !== 201) throw new Error(`create ${fileId}: ${created.status} ${await created.text()}`);
+  const { upload_id } = (await created.json()) as { upload_id: string };
+  const patched = await se.fetch(`/api/v1/uploads/${upload_id}`, {
+    method: 'PATCH',
+    headers: { 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+    body: bytes,
+  });
+  if (patched.status !== 204) throw new Error(`patch ${fileId}: ${patched.status}`);
+  const completed = await post(`/api/v1/uploads/${upload_id}/complete`, {});
+  if (completed.status !== 201) throw new Error(`complete ${fileId}: ${completed.status}`);
+}
+
+/**
+ * A TCP proxy in front of a real SE that cuts the first `cutConnections`
+ * connections after `cutAfterBytes` bytes of response: a network that
+ * drops a download mid-body.
+ */
+export async function cuttingProxy(
+  targetUrl: string,
+  cutAfterBytes: number,
+  cutConnections = 1,
+): Promise<{ url: string; connections(): number; close(): Promise<void> }> {
+  const target = new URL(targetUrl);
+  let connections = 0;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const index = connections++;
+    const upstream = tcpConnect(Number(target.port), target.hostname);
+    sockets.add(client).add(upstream);
+    let sent = 0;
+    client.on('data', (chunk) => upstream.write(chunk));
+    upstream.on('data', (chunk: Buffer) => {
+      if (index < cutConnections && sent + chunk.length > cutAfterBytes) {
+        client.write(chunk.subarray(0, Math.max(0, cutAfterBytes - sent)));
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      sent += chunk.length;
+      client.write(chunk);
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connections: () => connections,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
