@@ -135,7 +135,8 @@ describe('detect refuses bad models clearly', () => {
       failure('model_layout_unsupported'),
     );
     const wrongCount = join(dir, 'wrong-anchors.onnx');
-    await writeFile(wrongCount, constantModel(64, [1, 6, 100], new Float32Array(600)));
+    // YOLOX-like rows, but 100 anchors where a 64×64 input has 84.
+    await writeFile(wrongCount, constantModel(64, [1, 100, 6], new Float32Array(600)));
     await expect(Detector.open({ model: { path: wrongCount }, modelVersion: 'x' })).rejects.toEqual(
       failure('model_layout_unsupported'),
     );

@@ -117,6 +117,9 @@ describe('layouts and decoders', () => {
       expect.objectContaining({ code: 'model_layout_unsupported', retriable: false }),
     );
     expect(() => resolveLayout([1, 3, 416, 416], 'auto', 416, 416)).toThrow(/not three-dimensional/);
+    // A single-scale YOLOv8-style head (boxes decoded in the graph): 90 × 160 stride-8 cells.
+    expect(resolveLayout([1, 8, 14400], 'auto', 1280, 720)).toMatchObject({ layout: 'yolov8', classCount: 4 });
+    expect(() => resolveLayout([1, 3000, 85], 'auto', 416, 416)).toThrow(/matches no known layout/);
   });
 
   it('decodes a YOLOv8 anchor with the best mapped class', () => {

@@ -25,9 +25,11 @@ export interface ResolvedLayout {
 }
 
 /**
- * Matches an output shape to a layout: `[1, 4+C, N]` for YOLOv8/11 and
- * `[1, N, 5+C]` for YOLOX, where N is the anchor count of the input size
- * over strides 8, 16, 32. `'auto'` accepts whichever matches.
+ * Matches an output shape to a layout: `[1, 4+C, N]` with N > 4+C for
+ * YOLOv8/11 (boxes come decoded, so any head layout works, e.g. a
+ * single-scale stride-8 head), and `[1, N, 5+C]` for YOLOX, where N must be
+ * the anchor count of the input size over strides 8, 16, 32 (the grid is
+ * decoded here). `'auto'` accepts whichever matches.
  *
  * @throws PolyvisionError `model_layout_unsupported` (not retriable) when the
  *   shape matches no known layout (or not the configured one).
@@ -43,14 +45,14 @@ export function resolveLayout(
   const fail = (why: string): never => {
     throw new PolyvisionError(
       'model_layout_unsupported',
-      `model output shape [${outputDims.join(', ')}] ${why}; supported: YOLOv8/11 [1, 4+C, ${anchors}] and YOLOX [1, ${anchors}, 5+C] for a ${inputWidth}×${inputHeight} input`,
+      `model output shape [${outputDims.join(', ')}] ${why}; supported: YOLOv8/11 [1, 4+C, N] with N > 4+C, and YOLOX [1, ${anchors}, 5+C] for a ${inputWidth}×${inputHeight} input`,
       { details: { outputDims: [...outputDims], configured } },
     );
   };
   if (outputDims.length !== 3 || a === undefined || b === undefined || batch === undefined || batch < 1) {
     return fail('is not three-dimensional');
   }
-  const v8 = b === anchors && a >= 5;
+  const v8 = a >= 5 && b > a;
   const yx = a === anchors && b >= 6;
   if ((configured === 'yolov8' || configured === 'auto') && v8) {
     return { layout: 'yolov8', anchorCount: b, classCount: a - 4 };
