@@ -52,6 +52,47 @@ describe('Detector with a YOLOv8-layout model', () => {
   });
 });
 
+describe('Detector on a wide panorama (tiling)', () => {
+  it('runs every tile and maps each tile’s boxes back to panorama pixels', async () => {
+    // The model sees the same box (model px (27,22)-(37,42)) in every 64×64 input.
+    const N = 84;
+    const values = new Float32Array(6 * N);
+    values.set([32], 5);
+    values[N + 5] = 32;
+    values[2 * N + 5] = 10;
+    values[3 * N + 5] = 20;
+    values[4 * N + 5] = 0.8; // class 0
+    const modelPath = join(dir, 'v8-tiles.onnx');
+    await writeFile(modelPath, constantModel(64, [1, 6, N], values));
+    const clip = await makeClip(join(dir, 'pano.mp4'), 'testsrc2=size=512x128:rate=10', 1.2);
+    const detector = await Detector.open({
+      model: { path: modelPath },
+      modelVersion: 'const-tiles',
+      classMap: { 0: 'player' },
+      tiling: { columns: 'auto', rows: 1, overlapFraction: 0.25 },
+    });
+    try {
+      const outputPath = join(dir, 'tiles.jsonl');
+      const summary = await runDetect({ inputPath: clip, outputPath, detector });
+      // Aspect 4 → 3 tiles; 3 tiles of 205 px overlapping by ≈ 51 px (x = 0, 154, 307).
+      expect(summary.header.model.tiles).toBe(3);
+      const file = await readDetectionsFile(outputPath);
+      const boxes = file.frames[0]!.detections.map((d) => d.box).sort((a, b) => a[0] - b[0]);
+      // Each tile 205×128 → scale 64/205; model box (27,22)-(37,42) centred vertically (padY 12):
+      // x = 27·205/64 + tileX, y = (22 − 12)·205/64.
+      const s = 205 / 64;
+      const padY = Math.floor((64 - Math.round(128 / s)) / 2);
+      expect(boxes).toHaveLength(3);
+      for (const [i, tileX] of [0, 154, 307].entries()) {
+        expect(boxes[i]![0]).toBeCloseTo(27 * s + tileX, 0);
+        expect(boxes[i]![1]).toBeCloseTo((22 - padY) * s, 0);
+      }
+    } finally {
+      await detector.close();
+    }
+  });
+});
+
 describe('Detector with YOLOX-Nano on walking.mp4', () => {
   it('finds the walking people in every analysed frame', async () => {
     const detector = await Detector.open({ model: { path: YOLOX_NANO }, modelVersion: 'yolox-nano-coco' });
