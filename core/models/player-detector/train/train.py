@@ -80,14 +80,14 @@ def build_targets(boxes: np.ndarray, crop: int):
 
 
 class Sampler:
-    def __init__(self, data: Path, crop: int, seed: int):
+    def __init__(self, data: Path, crop: int, seed: int, class_sampling: np.ndarray = CLASS_SAMPLING):
         self.images = np.load(data / "images.npy", mmap_mode="r")
         labels = np.load(data / "labels.npy")
         self.crop = crop
         self.rng = np.random.default_rng(seed)
         self.by_frame = [labels[labels[:, 0] == f, 1:] for f in range(len(self.images))]
         self.labels = labels
-        weights = CLASS_SAMPLING[labels[:, 1].astype(int)] * (labels[:, 6] >= MIN_VISIBILITY)
+        weights = class_sampling[labels[:, 1].astype(int)] * (labels[:, 6] >= MIN_VISIBILITY)
         self.object_p = weights / weights.sum()
 
     def batch(self, size: int):
@@ -146,10 +146,22 @@ def main() -> None:
     ap.add_argument("--crop", type=int, default=192)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--init", type=Path, help="start from these parameters (a second, fine-tuning stage)")
+    ap.add_argument(
+        "--class-sampling", default="1,4,4,6",
+        help="relative chance that a crop is centred on a player, goalkeeper, referee, ball",
+    )
     ap.add_argument("--max-minutes", type=float, default=0, help="stop early (and save) after this long; 0 = no limit")
     args = ap.parse_args()
-    sampler = Sampler(args.data, args.crop, args.seed)
-    params = {k: jnp.asarray(v) for k, v in init_params(args.seed).items()}
+    sampling = np.array([float(v) for v in args.class_sampling.split(",")])
+    if sampling.shape != (NUM_CLASSES,) or (sampling < 0).any():
+        raise SystemExit(f"--class-sampling needs {NUM_CLASSES} non-negative numbers")
+    sampler = Sampler(args.data, args.crop, args.seed, sampling)
+    if args.init:
+        loaded = np.load(args.init)
+        params = {k: jnp.asarray(loaded[k]) for k in loaded.files if k != "steps_done"}
+    else:
+        params = {k: jnp.asarray(v) for k, v in init_params(args.seed).items()}
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, min(100, args.steps // 10), args.steps, args.lr * 0.02)
     opt = optax.chain(optax.clip_by_global_norm(10.0), optax.adam(schedule))
     state = opt.init(params)
