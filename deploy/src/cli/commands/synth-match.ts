@@ -31,6 +31,22 @@ Options:
   -h, --help             this help
 `;
 
+/** Option names of generateMatch → the flags that set them, for error messages. */
+const FLAGS: Record<string, string> = {
+  outDir: 'out',
+  cameras: 'cameras',
+  durationS: 'duration',
+  fps: 'fps',
+  widthPx: 'width',
+  heightPx: 'height',
+  seed: 'seed',
+  rigHeightM: 'rig-height',
+  rigSetbackM: 'rig-setback',
+  panoramaWidthPx: 'panorama-width',
+  preset: 'preset',
+  crf: 'crf',
+};
+
 function number(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
@@ -102,7 +118,9 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof PolyvisionError) {
-      process.stderr.write(`synth-match: [${error.code}] ${error.message}\n`);
+      const option = typeof error.details.option === 'string' ? FLAGS[error.details.option] : undefined;
+      const where = option ? ` (--${option})` : '';
+      process.stderr.write(`synth-match: [${error.code}] ${error.message}${where}\n`);
       return error.code === 'aborted' ? 130 : error instanceof ValidationError ? 2 : 1;
     }
     throw error;
@@ -112,9 +130,23 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
+/** `--duration -3` → `--duration=-3`, so that a negative number reaches validation and gets its clear error. */
+function joinNegativeNumbers(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    if (arg.startsWith('--') && !arg.includes('=') && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 function parse(argv: string[]) {
   return parseArgs({
-    args: argv,
+    args: joinNegativeNumbers(argv),
     strict: true,
     allowPositionals: false,
     options: {
