@@ -7,9 +7,10 @@
  * orchestrators and the worker to `completed`, and `down` leaves no process
  * behind.
  *
- * The worker runs the counting test double of each stage (`--test-stages`):
- * the real stage handlers (`core/src/workers/<stage>/handler.ts`) are not
- * wired into the worker runtime yet.
+ * The first cluster's worker runs the counting test double of each stage
+ * (`--test-stages`); a second, edge-less cluster runs the REAL stages on a
+ * 3 s synthetic panorama: inputs read from the storage elements, outputs
+ * written back to them and to the file catalog (core/src/workers/artifacts).
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -303,6 +304,134 @@ describe('local cluster', () => {
     expect(await clusterStatus(options)).toBeNull();
     await rm(options.workDir as string, { recursive: true, force: true });
   }, 120_000);
+});
+
+describe('local cluster with the real stages', () => {
+  let options: Partial<ClusterOptions>;
+  let schema: TestSchema;
+  let redis: TestRedis;
+  let state: ClusterState;
+  const topicPrefix = uniqueName('cluster-real');
+  const savedFps = process.env.DETECT_ANALYSIS_FPS;
+
+  beforeAll(async () => {
+    schema = await createTestSchema('cluster_real');
+    redis = await createTestRedis('cluster-real');
+    // The workers inherit the environment of `cluster up`: a low analysis rate keeps detect short on 2 cores.
+    process.env.DETECT_ANALYSIS_FPS = '5';
+    options = {
+      workDir: path.join(tmpdir(), uniqueName('cluster-real')),
+      basePort: await freeBasePort(),
+      testStages: false,
+      edge: false,
+      topicPrefix,
+      databaseSchema: schema.schema,
+      redisKeyPrefix: redis.prefix,
+      storageCapacityLimitBytes: 256 * 1024 ** 2,
+    };
+  });
+
+  afterAll(async () => {
+    if (savedFps === undefined) delete process.env.DETECT_ANALYSIS_FPS;
+    else process.env.DETECT_ANALYSIS_FPS = savedFps;
+    if (options) {
+      await clusterDown(options, { purge: true }).catch(() => {});
+      expect(await findProcessesInFolder(options.workDir as string)).toEqual([]);
+    }
+    const kafka = new Kafka({ brokers: serviceUrl('KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${topicPrefix}.`));
+      if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
+      const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(topicPrefix));
+      if (groups.length > 0) await admin.deleteGroups(groups).catch(() => {});
+    } finally {
+      await admin.disconnect();
+    }
+    await redis?.close();
+    await schema?.close();
+  }, 120_000);
+
+  it('a synthetic panorama goes through detect, track, vcam, analyze and encode; every output is on an SE and in the catalog once', async () => {
+    const up = await clusterUp(options);
+    state = up.state;
+    const clip = path.join(options.workDir as string, 'synthetic');
+    await run(process.execPath, [
+      path.join(repoRoot, 'deploy', 'src', 'cli', 'main.ts'),
+      ...['synth-match', '--out', clip, '--cameras', '3', '--duration', '3', '--fps', '10'],
+      ...['--width', '640', '--height', '360', '--panorama', '--quiet'],
+    ]);
+    const body = await readFile(path.join(clip, 'panorama.mp4'));
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    const ingest = state.processes.find((p) => p.role === 'ingest');
+    const auth = { authorization: `Bearer ${state.edgeToken}`, 'tus-resumable': '1.0.0' };
+    const created = await fetch(`${ingest?.url}/api/v1/uploads`, {
+      method: 'POST',
+      headers: {
+        ...auth,
+        'upload-length': String(body.length),
+        'upload-metadata': uploadMetadata({
+          organization_id: state.organizationId,
+          match_id: uniqueName('match'),
+          kind: 'panorama',
+          filename: 'panorama.mp4',
+          sha256,
+        }),
+      },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const location = created.headers.get('location') as string;
+    const patched = await fetch(new URL(location, `${ingest?.url}/api/v1/uploads/`), {
+      method: 'PATCH',
+      headers: { ...auth, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      body,
+    });
+    expect(patched.status, await patched.clone().text()).toBe(204);
+
+    const jobId = `job-${location.split('/').at(-1)}`;
+    const orchestrator = state.processes.find((p) => p.role === 'orchestrator');
+    type Ref = { kind: string; storage_id: string; object_key: string; size_bytes: number; sha256: string };
+    let job: { status: string; stages: { stage: string; status: string; outputs: Ref[] }[] } | undefined;
+    await waitFor(
+      async () => {
+        const response = await fetch(`${orchestrator?.url}/api/v1/jobs/${jobId}`);
+        if (response.status !== 200) return false;
+        job = (await response.json()) as typeof job;
+        return job?.status === 'completed' || job?.status === 'failed';
+      },
+      { timeoutMs: 240_000, intervalMs: 1_000 },
+    );
+    expect(job?.status, JSON.stringify(job?.stages.map((s) => [s.stage, s.status]))).toBe('completed');
+    expect(job?.stages.map((s) => s.stage).sort()).toEqual(['analyze', 'detect', 'encode', 'track', 'vcam']);
+    const ses = new Map(state.processes.filter((p) => p.role === 'storage-element').map((p) => [p.name, p.url]));
+    const outputs = job?.stages.flatMap((s) => s.outputs) ?? [];
+    expect(outputs.length).toBeGreaterThanOrEqual(5);
+    for (const ref of outputs) {
+      // On an SE of the cluster, with the bytes the ref promises.
+      const response = await fetch(`${ses.get(ref.storage_id)}/api/v1/files/${ref.object_key}`, {
+        method: 'HEAD',
+        headers: { authorization: `Bearer ${state.storageToken}` },
+      });
+      expect(response.status, `${ref.kind} ${ref.storage_id}/${ref.object_key}`).toBe(200);
+      expect(response.headers.get('x-content-sha256')).toBe(ref.sha256);
+    }
+    // The catalog holds each output of the job once (HLS segments included), where the refs say.
+    const { rows } = await schema.pool.query<{ file_id: string; storage_id: string; n: string }>(
+      'SELECT file_id, storage_id, count(*) OVER (PARTITION BY output_key) AS n FROM files WHERE job_id = $1',
+      [jobId],
+    );
+    expect(rows.every((r) => r.n === '1')).toBe(true);
+    const catalogued = new Map(rows.map((r) => [r.file_id, r.storage_id]));
+    for (const ref of outputs) expect(catalogued.get(ref.object_key)).toBe(ref.storage_id);
+    const detections = outputs.find((r) => r.kind === 'detections') as Ref;
+    const text = await (
+      await fetch(`${ses.get(detections.storage_id)}/api/v1/files/${detections.object_key}`, {
+        headers: { authorization: `Bearer ${state.storageToken}` },
+      })
+    ).text();
+    expect(text.split('\n').filter(Boolean).length).toBeGreaterThan(1);
+  }, 420_000);
 });
 
 describe('pnpm polyvision cluster (CLI)', () => {

@@ -158,7 +158,8 @@ export function planCluster(
       name: `worker-${n}`,
       role: 'worker',
       args: ['worker', '--stages', options.stages.join(','), ...(options.testStages ? ['--test-stage'] : [])],
-      env: { ...coreEnv(options, services), WORKER_ID: `worker-${n}` },
+      // Stage inputs and outputs live on the SEs (core/src/workers/artifacts), as in production.
+      env: { ...coreEnv(options, services), WORKER_ID: `worker-${n}`, STORAGE_ELEMENTS: storageElementsJson },
       dir: path.join(options.workDir, `worker-${n}`),
       port: null,
       url: null,
