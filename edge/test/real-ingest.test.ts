@@ -130,7 +130,7 @@ describe('edge → real ingest → storage element', () => {
       {
         edge_id: 'edge-e2e',
         organization_id: 'org-1',
-        ingest: { url: ingest.url, token, chunk_size_bytes: 64 * 1024, confirmation: 'tus_completion' },
+        ingest: { url: ingest.url, token, chunk_size_bytes: 64 * 1024 }, // default confirmation: X-Content-SHA256 from ingest
         cameras: clip.venue.cameras.map((c) => ({ id: c.id, source: { kind: 'synthetic', clip_dir: clip.dir } })),
         calibration: join(clip.dir, 'venue.json'),
         panorama: { encoder: 'libx264' },

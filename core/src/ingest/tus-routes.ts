@@ -1,5 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { PolyvisionError, parseTusMetadata, uploadMetadataSchema } from '@polyvision/shared';
+import {
+  PolyvisionError,
+  parseTusMetadata,
+  UPLOAD_CONFIRMATION_HEADER,
+  uploadMetadataSchema,
+} from '@polyvision/shared';
 import { Server } from '@tus/server';
 import type { Locker } from '@tus/utils';
 import type { Context } from 'hono';
@@ -73,7 +78,8 @@ export function tusRoutes(options: TusRoutesOptions): Hono<Env> {
   const app = new Hono<Env>();
   const handle = async (c: Context<Env>, request: Request): Promise<Response> => {
     const response = await server.handleWeb(request);
-    return decorate(response, c.req.method, options.retryAfterSeconds);
+    const decorated = await decorate(response, c.req.method, options.retryAfterSeconds);
+    return confirm(decorated, c.req.method, c.req.param('id'), options.db);
   };
 
   app.options(UPLOADS_PATH, (c) => handle(c, c.req.raw));
@@ -209,6 +215,21 @@ function withHeader(request: Request, name: string, value: string): Request {
     body: request.body,
     duplex: 'half', // Node's Request needs it for a streamed body
   });
+}
+
+/**
+ * The core's receipt to the edge: on a 2xx PATCH or HEAD of an upload that is
+ * completed (stored on its SE, sha256 verified there, catalogued), sets
+ * `X-Content-SHA256: <hex>` — the header the edge spool waits for before it
+ * deletes its copy (edge/README.md, "Spool, upload and confirmation").
+ */
+async function confirm(response: Response, method: string, uploadId: string | undefined, db: Queryable) {
+  if ((method !== 'PATCH' && method !== 'HEAD') || !uploadId || response.status >= 300) return response;
+  const row = await getUploadRow(db, uploadId);
+  if (row?.status !== 'completed') return response;
+  const headers = new Headers(response.headers);
+  headers.set(UPLOAD_CONFIRMATION_HEADER, row.sha256);
+  return new Response(response.body, { status: response.status, headers });
 }
 
 /** Adds what tus does not: `Retry-After` on 507, JSON content type, checksum on OPTIONS. */

@@ -27,6 +27,7 @@ import {
   type Logger,
   PolyvisionError,
   silentLogger,
+  UPLOAD_CONFIRMATION_HEADER,
   type UploadMetadata,
 } from '@polyvision/shared';
 import type { Alarms } from '../alarms/index.ts';
@@ -34,8 +35,8 @@ import type { SegmentRow, Spool } from '../spool/index.ts';
 import { BandwidthLimiter } from './bandwidth-limiter.ts';
 import { tusUpload } from './tus-upload.ts';
 
-/** The header in which the core reports the sha256 it stored. */
-export const CONFIRM_HEADER = 'X-Content-SHA256';
+/** The header in which the core reports the sha256 it stored (shared contract). */
+export const CONFIRM_HEADER = UPLOAD_CONFIRMATION_HEADER;
 
 /** Options of {@link Uploader}. */
 export interface UploaderOptions {

@@ -47,3 +47,11 @@ export function formatTusMetadata(metadata: Record<string, string>): string {
     .map(([key, value]) => `${key} ${Buffer.from(value, 'utf8').toString('base64')}`)
     .join(',');
 }
+
+/**
+ * Response header by which the core confirms a completed upload to the edge:
+ * the hex sha256 of the bytes it stored and verified. Sent on the final PATCH
+ * and on a HEAD of a completed upload; the edge deletes its copy only when it
+ * matches (edge/README.md, "Spool, upload and confirmation").
+ */
+export const UPLOAD_CONFIRMATION_HEADER = 'X-Content-SHA256';
