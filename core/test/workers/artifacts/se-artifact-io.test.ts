@@ -28,7 +28,7 @@ import {
   StorageElementArtifactIo,
   workerCapacityView,
 } from '../../../src/workers/artifacts/index.ts';
-import { cuttingProxy, putFile, seEntry, sha256Hex, testBytes } from './support.ts';
+import { cuttingProxy, putFile, seBytesWritten, seEntry, sha256Hex, testBytes } from './support.ts';
 
 const MiB = 2 ** 20;
 let schema: TestSchema;
@@ -277,10 +277,10 @@ describe('StorageElementArtifactIo.writeOutput (real SEs, PostgreSQL catalog, Re
     const local = join(work, `tracks-${job}.json`);
     await writeFile(local, JSON.stringify({ tracks: [1, 2, 3] }));
     const first = await io.writeOutput({ kind: 'tracks', objectKey: key, localPath: local, task: producer(job) });
-    const uploadsAfterFirst = await seUploadsCompleted(a);
+    const uploadsAfterFirst = await seBytesWritten(a);
     const second = await io.writeOutput({ kind: 'tracks', objectKey: key, localPath: local, task: producer(job) });
     expect(second).toEqual(first);
-    expect(await seUploadsCompleted(a)).toBe(uploadsAfterFirst); // nothing written the second time
+    expect(await seBytesWritten(a)).toBe(uploadsAfterFirst); // nothing written the second time
     const count = async () =>
       Number(
         (
@@ -334,10 +334,3 @@ describe('createArtifactIo (the worker wiring)', () => {
     );
   });
 });
-
-/** Bytes the SE received through uploads (its Prometheus counter). */
-async function seUploadsCompleted(target: SeProcess): Promise<number> {
-  const text = await (await target.fetch('/metrics')).text();
-  const line = text.split('\n').find((l) => l.startsWith('polyvision_se_bytes_written_total'));
-  return line ? Number(line.split(' ').at(-1)) : 0;
-}

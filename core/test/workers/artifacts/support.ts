@@ -95,3 +95,10 @@ export async function cuttingProxy(
       }),
   };
 }
+
+/** `polyvision_se_bytes_written_total` of an SE (bytes it received through uploads). */
+export async function seBytesWritten(target: SeProcess): Promise<number> {
+  const text = await (await target.fetch('/metrics')).text();
+  const line = text.split('\n').find((l) => l.startsWith('polyvision_se_bytes_written_total'));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
