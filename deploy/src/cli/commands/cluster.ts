@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Stage } from '@polyvision/shared';
 import { clusterDown, clusterStatus, clusterUp } from '../../cluster/index.ts';
+import { hideKafkajsTimeoutWarning, lifecycleAction, parseCommandLine } from '../command-kit.ts';
 
 const HELP = `Usage: pnpm polyvision cluster <up|down|status> [options]
 
@@ -40,38 +41,14 @@ Environment (defaults in brackets):
 Logs: <dir>/<process>/<process>.log. Progress goes to stderr.
 `;
 
-/**
- * kafkajs 2.2.4 schedules a negative timeout on Node ≥ 23 (through `services
- * up`), which prints a harmless TimeoutNegativeWarning; hide that one warning
- * in this short-lived command.
- */
-function hideKafkajsTimeoutWarning(): void {
-  process.removeAllListeners('warning');
-  process.on('warning', (warning) => {
-    if (warning.name !== 'TimeoutNegativeWarning') process.stderr.write(`${warning.name}: ${warning.message}\n`);
-  });
-}
-
 /** `polyvision cluster up|down|status`. */
 export async function run(argv: string[]): Promise<number> {
   hideKafkajsTimeoutWarning();
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    process.stderr.write(`cluster: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
+  const parsed = parseCommandLine('cluster', HELP, () => parse(argv));
+  if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
-  const action = positionals[0];
-  if (values.help || action === undefined) {
-    process.stdout.write(HELP);
-    return values.help ? 0 : 2;
-  }
-  if (positionals.length > 1 || !['up', 'down', 'status'].includes(action)) {
-    process.stderr.write(`cluster: expected one of up, down, status; got ${positionals.join(' ')}\n\n${HELP}`);
-    return 2;
-  }
+  const action = lifecycleAction('cluster', HELP, positionals);
+  if (typeof action === 'number') return action;
   const workers = values.workers === undefined ? undefined : Number(values.workers);
   if (workers !== undefined && !Number.isInteger(workers)) {
     process.stderr.write(`cluster: --workers must be an integer, got ${values.workers}\n`);

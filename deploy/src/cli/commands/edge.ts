@@ -11,6 +11,7 @@ import {
   type UploadProgressBar,
 } from '@polyvision/edge';
 import { createLogger, PolyvisionError, ValidationError } from '@polyvision/shared';
+import { parseCommandLine, untilStopSignal } from '../command-kit.ts';
 
 const HELP = `Usage: pnpm polyvision edge --config edge.json [options]
 
@@ -32,17 +33,9 @@ Exit status: 0 stopped cleanly, 2 bad config or calibration, 1 other failures.
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let values: ReturnType<typeof parse>['values'];
-  try {
-    values = parse(argv).values;
-  } catch (error) {
-    process.stderr.write(`edge: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const parsed = parseCommandLine('edge', HELP, () => parse(argv));
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   if (!values.config) {
     process.stderr.write(`edge: --config FILE is required\n\n${HELP}`);
     return 2;
@@ -77,9 +70,7 @@ export async function run(argv: string[]): Promise<number> {
       : 1;
   }
   const stopped = new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    untilStopSignal().then(() => resolve());
     if (values['exit-when-idle']) {
       const timer = setInterval(() => {
         const now = Date.now();

@@ -9,6 +9,7 @@ import {
   startIngest,
 } from '@polyvision/core';
 import { ConfigError, createLogger, PolyvisionError } from '@polyvision/shared';
+import { parseCommandLine, untilStopSignal } from '../command-kit.ts';
 
 const HELP = `Usage:
   pnpm polyvision ingest [--port N] [--instance-id ID]
@@ -36,18 +37,9 @@ Exit status: 0 ok, 1 failure, 2 usage or configuration error.
 
 /** `polyvision ingest [token create|list|revoke]`. */
 export async function run(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    process.stderr.write(`ingest: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
+  const parsed = parseCommandLine('ingest', HELP, () => parse(argv));
+  if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
   try {
     if (positionals[0] === 'token') return await token(positionals.slice(1), values);
     if (positionals.length > 0) {
@@ -97,10 +89,7 @@ async function serveReplica(values: Values): Promise<number> {
   process.stdout.write(
     `${JSON.stringify({ event: 'listening', url: ingest.url, instance_id: settings.instanceId })}\n`,
   );
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', () => resolve());
-    process.once('SIGINT', () => resolve());
-  });
+  await untilStopSignal();
   logger.info('ingest stopping');
   await ingest.close();
   return 0;

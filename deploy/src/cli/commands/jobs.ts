@@ -8,7 +8,8 @@ import {
   listJobs,
   loadOrchestratorConfig,
 } from '@polyvision/core';
-import { ConfigError, type JobStatus, PolyvisionError, STAGES, type Stage } from '@polyvision/shared';
+import { type JobStatus, PolyvisionError, STAGES, type Stage } from '@polyvision/shared';
+import { loadCommandConfig, parseCommandLine } from '../command-kit.ts';
 
 const HELP = `Usage: pnpm polyvision jobs <command> [options]
 
@@ -30,29 +31,16 @@ Exit status: 0 done, 1 job not found or refused, 2 usage or configuration error.
 
 /** `polyvision jobs list|show|reprocess|cancel`. */
 export async function run(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    process.stderr.write(`jobs: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
+  const parsed = parseCommandLine('jobs', HELP, () => parse(argv));
+  if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
   const [command, id] = positionals;
-  if (values.help || !command) {
+  if (!command) {
     process.stdout.write(HELP);
-    return values.help ? 0 : 2;
+    return 2;
   }
-  let config: ReturnType<typeof loadOrchestratorConfig>;
-  try {
-    config = loadOrchestratorConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`configuration error: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
-  }
+  const config = loadCommandConfig(() => loadOrchestratorConfig());
+  if (typeof config === 'number') return config;
   if (!config.DATABASE_URL) {
     process.stderr.write('jobs: DATABASE_URL is required (the job state lives in PostgreSQL)\n');
     return 2;

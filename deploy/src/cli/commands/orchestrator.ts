@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadOrchestratorConfig, startOrchestratorService } from '@polyvision/core';
-import { ConfigError, createLogger } from '@polyvision/shared';
+import { createLogger } from '@polyvision/shared';
+import { loadCommandConfig, parseCommandLine, untilStopSignal } from '../command-kit.ts';
 
 const HELP = `Usage: pnpm polyvision orchestrator [options]
 
@@ -34,9 +35,8 @@ const FLAGS = {
 
 /** `polyvision orchestrator`: runs a replica until SIGTERM/SIGINT. */
 export async function run(argv: string[]): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    values = parseArgs({
+  const parsed = parseCommandLine('orchestrator', HELP, () =>
+    parseArgs({
       args: argv,
       options: {
         'http-port': { type: 'string' },
@@ -46,43 +46,23 @@ export async function run(argv: string[]): Promise<number> {
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
-    }).values;
-  } catch (error) {
-    process.stderr.write(`orchestrator: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+    }),
+  );
+  if (typeof parsed === 'number') return parsed;
   const env: Record<string, string | undefined> = { ...process.env };
   for (const [flag, variable] of Object.entries(FLAGS)) {
-    const value = values[flag];
+    const value = parsed.values[flag as keyof typeof FLAGS];
     if (typeof value === 'string') env[variable] = value;
   }
-  let config: ReturnType<typeof loadOrchestratorConfig>;
-  try {
-    config = loadOrchestratorConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`configuration error: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
-  }
+  const config = loadCommandConfig(() => loadOrchestratorConfig(env));
+  if (typeof config === 'number') return config;
   const logger = createLogger('orchestrator');
   const service = await startOrchestratorService(config, logger);
   process.stdout.write(
     `${JSON.stringify({ event: 'listening', url: service.http.url, instance: service.orchestrator.tuning.instanceId })}\n`,
   );
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      logger.info({ signal }, 'stopping');
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  const signal = await untilStopSignal();
+  logger.info({ signal }, 'stopping');
   await service.close();
   return 0;
 }

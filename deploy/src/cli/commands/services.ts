@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { exportLines, servicesDown, servicesStatus, servicesUp } from '../../services/index.ts';
+import { hideKafkajsTimeoutWarning, lifecycleAction, parseCommandLine } from '../command-kit.ts';
 
 const HELP = `Usage: pnpm polyvision services <up|down|status> [--json]
 
@@ -31,35 +32,20 @@ Environment (defaults in brackets):
 Progress goes to stderr; only the export lines (or JSON) go to stdout.
 `;
 
-/**
- * kafkajs 2.2.4 schedules a negative timeout on Node ≥ 23, which prints a
- * harmless TimeoutNegativeWarning on every status call; hide that one warning
- * in this short-lived command, print the others as Node would.
- */
-function hideKafkajsTimeoutWarning(): void {
-  process.removeAllListeners('warning');
-  process.on('warning', (warning) => {
-    if (warning.name !== 'TimeoutNegativeWarning') process.stderr.write(`${warning.name}: ${warning.message}\n`);
-  });
-}
-
 /** `polyvision services up|down|status [--json]`. */
 export async function run(argv: string[]): Promise<number> {
   hideKafkajsTimeoutWarning();
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
-  });
-  const action = positionals[0];
-  if (values.help || action === undefined) {
-    process.stdout.write(HELP);
-    return values.help ? 0 : 2;
-  }
-  if (positionals.length > 1 || !['up', 'down', 'status'].includes(action)) {
-    process.stderr.write(`services: expected one of up, down, status; got ${positionals.join(' ')}\n\n${HELP}`);
-    return 2;
-  }
+  const parsed = parseCommandLine('services', HELP, () =>
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    }),
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values, positionals } = parsed;
+  const action = lifecycleAction('services', HELP, positionals);
+  if (typeof action === 'number') return action;
   const onProgress = (line: string) => process.stderr.write(`services: ${line}\n`);
 
   if (action === 'up') {

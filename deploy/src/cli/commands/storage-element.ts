@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { runStorageElementProcess } from '@polyvision/storage-element';
+import { parseCommandLine } from '../command-kit.ts';
 
 const HELP = `Usage: pnpm polyvision storage-element [options]
 
@@ -36,20 +37,11 @@ const FLAGS = {
 
 /** `polyvision storage-element [options]`: runs an SE until SIGTERM/SIGINT. */
 export async function run(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    process.stderr.write(`storage-element: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (parsed.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const parsed = parseCommandLine('storage-element', HELP, () => parse(argv));
+  if (typeof parsed === 'number') return parsed;
   const env: Record<string, string | undefined> = { ...process.env };
   for (const [flag, variable] of Object.entries(FLAGS)) {
-    const value = parsed[flag as keyof typeof FLAGS];
+    const value = parsed.values[flag as keyof typeof FLAGS];
     if (value !== undefined) env[variable] = value;
   }
   return runStorageElementProcess(env);
@@ -64,5 +56,5 @@ function parse(argv: string[]) {
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  return values as Partial<Record<keyof typeof FLAGS, string>> & { help: boolean };
+  return { values: values as Partial<Record<keyof typeof FLAGS, string>> & { help: boolean } };
 }

@@ -7,7 +7,8 @@ import {
   type StageHandler,
   startWorkerService,
 } from '@polyvision/core';
-import { ConfigError, createLogger, STAGES, type Stage } from '@polyvision/shared';
+import { createLogger, STAGES, type Stage } from '@polyvision/shared';
+import { loadCommandConfig, parseCommandLine, untilStopSignal } from '../command-kit.ts';
 
 const HELP = `Usage: pnpm polyvision worker --stages <list> [options]
 
@@ -34,9 +35,8 @@ Exit status 2 on a usage or configuration error.
 
 /** `polyvision worker --stages …`: runs stages until SIGTERM/SIGINT. */
 export async function run(argv: string[]): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    values = parseArgs({
+  const parsed = parseCommandLine('worker', HELP, () =>
+    parseArgs({
       args: argv,
       options: {
         stages: { type: 'string' },
@@ -48,15 +48,10 @@ export async function run(argv: string[]): Promise<number> {
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
-    }).values;
-  } catch (error) {
-    process.stderr.write(`worker: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+    }),
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const stages = String(values.stages ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -77,16 +72,8 @@ export async function run(argv: string[]): Promise<number> {
   if (typeof values.concurrency === 'string') env.WORKER_CONCURRENCY = values.concurrency;
   if (typeof values['topic-prefix'] === 'string') env.POLYVISION_TOPIC_PREFIX = values['topic-prefix'];
   if (typeof values.schema === 'string') env.DATABASE_SCHEMA = values.schema;
-  let config: ReturnType<typeof loadWorkerConfig>;
-  try {
-    config = loadWorkerConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`configuration error: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
-  }
+  const config = loadCommandConfig(() => loadWorkerConfig(env));
+  if (typeof config === 'number') return config;
   const logger = createLogger('worker');
   const service = await startWorkerService(
     config,
@@ -102,10 +89,7 @@ export async function run(argv: string[]): Promise<number> {
     logger,
   );
   process.stdout.write(`${JSON.stringify({ event: 'started', worker: service.runtime.workerId, stages })}\n`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', () => resolve());
-    process.once('SIGINT', () => resolve());
-  });
+  await untilStopSignal();
   await service.close();
   return 0;
 }
