@@ -4,7 +4,6 @@
  * records a synthetic match, stitches it, and uploads it through the ingest
  * (tus, PostgreSQL catalog, Redis locks) onto the storage element.
  */
-import type { ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,9 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestRedis,
   createTestSchema,
+  type ServiceProcess,
   serviceUrl,
-  spawnTracked,
-  stopTracked,
+  spawnService,
   type TestRedis,
   type TestSchema,
   waitFor,
@@ -27,42 +26,15 @@ import { makeClip, type TestClip } from './support/clip.ts';
 const ROOT = resolve(import.meta.dirname, '../..');
 const SE_TOKEN = 'se-token-edge-e2e';
 const run = promisify(execFile);
-
-/** Starts a service main that prints `{"event":"listening","url":…}` on stdout. */
-async function startService(main: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawnTracked(process.execPath, ['--no-warnings', main], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`${main} did not start: ${stderr}`)), 30_000);
-    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      const line = out.split('\n').find((l) => l.includes('"listening"'));
-      if (line) {
-        clearTimeout(timer);
-        resolveUrl((JSON.parse(line) as { url: string }).url);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${main} exited with ${code}: ${stderr}`));
-    });
-  });
-  return { url, child };
-}
+/** The service mains print `{"event":"listening",…}`; slow starts on a loaded host are fine. */
+const START = { nodeArgs: ['--no-warnings'], startTimeoutMs: 30_000 };
 
 let clip: TestClip;
 let work: string;
 let schema: TestSchema;
 let redis: TestRedis;
-let se: { url: string; child: ChildProcess };
-let ingest: { url: string; child: ChildProcess };
+let se: ServiceProcess;
+let ingest: ServiceProcess;
 let token: string;
 
 beforeAll(async () => {
@@ -70,28 +42,36 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'edge-e2e-'));
   schema = await createTestSchema('edge_e2e');
   redis = await createTestRedis('edge-e2e');
-  se = await startService(join(ROOT, 'storage-element/src/main.ts'), {
-    STORAGE_ELEMENT_ID: 'se-edge-e2e',
-    STORAGE_DATACENTER_LOCATION: 'dc1',
-    STORAGE_DATA_DIR: join(work, 'se'),
-    STORAGE_PORT: '0',
-    STORAGE_TOKENS: SE_TOKEN,
-  });
+  se = await spawnService(
+    join(ROOT, 'storage-element/src/main.ts'),
+    {
+      STORAGE_ELEMENT_ID: 'se-edge-e2e',
+      STORAGE_DATACENTER_LOCATION: 'dc1',
+      STORAGE_DATA_DIR: join(work, 'se'),
+      STORAGE_PORT: '0',
+      STORAGE_TOKENS: SE_TOKEN,
+    },
+    START,
+  );
   const dbEnv = { DATABASE_URL: serviceUrl('DATABASE_URL'), DATABASE_SCHEMA: schema.schema };
-  ingest = await startService(join(ROOT, 'core/src/ingest/main.ts'), {
-    ...dbEnv,
-    REDIS_URL: serviceUrl('REDIS_URL'),
-    REDIS_KEY_PREFIX: redis.prefix,
-    POLYVISION_TOPIC_PREFIX: 'edgee2e',
-    INGEST_PORT: '0',
-    STORAGE_ELEMENTS: JSON.stringify([
-      { storage_id: 'se-edge-e2e', endpoint: se.url, token: SE_TOKEN, location: 'dc1' },
-    ]),
-    CAPACITY_MONITOR_LEADER_TTL: '2',
-    CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '0.5',
-    CAPACITY_MONITOR_BASE_INTERVAL: '0.3',
-    CAPACITY_MONITOR_MAX_INTERVAL: '3',
-  });
+  ingest = await spawnService(
+    join(ROOT, 'core/src/ingest/main.ts'),
+    {
+      ...dbEnv,
+      REDIS_URL: serviceUrl('REDIS_URL'),
+      REDIS_KEY_PREFIX: redis.prefix,
+      POLYVISION_TOPIC_PREFIX: 'edgee2e',
+      INGEST_PORT: '0',
+      STORAGE_ELEMENTS: JSON.stringify([
+        { storage_id: 'se-edge-e2e', endpoint: se.url, token: SE_TOKEN, location: 'dc1' },
+      ]),
+      CAPACITY_MONITOR_LEADER_TTL: '2',
+      CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '0.5',
+      CAPACITY_MONITOR_BASE_INTERVAL: '0.3',
+      CAPACITY_MONITOR_MAX_INTERVAL: '3',
+    },
+    START,
+  );
   const created = await run(
     process.execPath,
     [
@@ -116,8 +96,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (ingest) await stopTracked(ingest.child);
-  if (se) await stopTracked(se.child);
+  await ingest?.stop();
+  await se?.stop();
   await redis?.close();
   await schema?.close();
   await clip?.remove();

@@ -9,6 +9,8 @@
  *   isolated, cleaned-up handles on those services; call `close()` in afterAll.
  * - `spawnTracked()`, `stopTracked()`: child processes that the leak check
  *   (leak-check.ts, a setup file) kills and reports when a test file leaves them running.
+ * - `spawnService(main, env)`: a service main as a tracked child, once it printed its
+ *   `{"event":"listening","url":…}` line (storage element, ingest).
  */
 export { createTestKafka, type TestKafka } from './kafka.ts';
 export { type OpenSocket, openSocketsTo, servicePorts } from './open-sockets.ts';
@@ -16,5 +18,6 @@ export { createTestDatabase, createTestSchema, type TestDatabase, type TestSchem
 export { killTrackedChildren, type LeakedChild, spawnTracked, stopTracked } from './processes.ts';
 export { createTestRedis, type TestRedis } from './redis.ts';
 export { type ServiceVariable, serviceUrl } from './service-env.ts';
+export { type ServiceProcess, type SpawnServiceOptions, spawnService } from './service-process.ts';
 export { uniqueIdentifier, uniqueName } from './unique-name.ts';
 export { type WaitForOptions, waitFor } from './wait-for.ts';

@@ -1,10 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatTusMetadata } from '@polyvision/shared';
 import { type SeProcess, startSe, TOKEN } from '../../../../storage-element/test/support/se-process.ts';
-import { serviceUrl, spawnTracked, stopTracked } from '../../../../test/support/index.ts';
+import { type ServiceProcess, serviceUrl, spawnService } from '../../../../test/support/index.ts';
 import { type RunningIngest, startIngest } from '../../../src/ingest/index.ts';
 import { loadIngestSettings } from '../../../src/ingest/options.ts';
 
@@ -43,48 +42,10 @@ export function startIngestInProcess(env: Record<string, string>): Promise<Runni
 }
 
 /** An ingest replica as a child process (to kill it). */
-export interface IngestProcess {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-  kill9(): Promise<void>;
-}
+export type IngestProcess = ServiceProcess;
 
-export async function spawnIngest(env: Record<string, string>): Promise<IngestProcess> {
-  const child = spawnTracked(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`ingest did not start: ${stderr}`)), 20_000);
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      const line = out.split('\n').find((l) => l.includes('"listening"'));
-      if (line) {
-        clearTimeout(timer);
-        resolveUrl((JSON.parse(line) as { url: string }).url);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`ingest exited with ${code}: ${stderr}`));
-    });
-  });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return {
-    url,
-    child,
-    stop: () => stopTracked(child),
-    kill9: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
+export function spawnIngest(env: Record<string, string>): Promise<IngestProcess> {
+  return spawnService(MAIN, env, { label: 'ingest' });
 }
 
 export function sha256Hex(bytes: Uint8Array): string {
