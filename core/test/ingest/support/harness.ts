@@ -1,13 +1,13 @@
-import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatTusMetadata } from '@polyvision/shared';
+import { testBytes as seTestBytes, sha256Hex } from '../../../../storage-element/test/support/client.ts';
 import { type SeProcess, startSe, TOKEN } from '../../../../storage-element/test/support/se-process.ts';
 import { type ServiceProcess, serviceUrl, spawnService } from '../../../../test/support/index.ts';
 import { type RunningIngest, startIngest } from '../../../src/ingest/index.ts';
 import { loadIngestSettings } from '../../../src/ingest/options.ts';
 
-export { type SeProcess, startSe, TOKEN as SE_TOKEN };
+export { type SeProcess, sha256Hex, startSe, TOKEN as SE_TOKEN };
 
 const MAIN = resolve(fileURLToPath(new URL('../../../src/ingest/main.ts', import.meta.url)));
 
@@ -48,21 +48,9 @@ export function spawnIngest(env: Record<string, string>): Promise<IngestProcess>
   return spawnService(MAIN, env, { label: 'ingest' });
 }
 
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
-
-/** Deterministic pseudo-random bytes. */
+/** Deterministic pseudo-random bytes (the SE tests' generator; this harness's default seed is 7). */
 export function testBytes(length: number, seed = 7): Buffer {
-  const out = Buffer.alloc(length);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < length; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    out[i] = x & 0xff;
-  }
-  return out;
+  return seTestBytes(length, seed);
 }
 
 /** The tus metadata of a test file. */
