@@ -1,5 +1,6 @@
-import { readdir, readlink } from 'node:fs/promises';
+import { readlink } from 'node:fs/promises';
 import path from 'node:path';
+import { findProcesses } from '../services/daemon.ts';
 
 /**
  * Pids of processes whose working directory is `folder` or inside it (read
@@ -8,25 +9,10 @@ import path from 'node:path';
  * children it starts (ffmpeg), so this finds what is left of a cluster even
  * when `cluster.json` is gone, and never a process of anyone else.
  */
-export async function findProcessesInFolder(folder: string): Promise<number[]> {
+export function findProcessesInFolder(folder: string): Promise<number[]> {
   const root = path.resolve(folder);
-  let entries: string[];
-  try {
-    entries = await readdir('/proc');
-  } catch {
-    return [];
-  }
-  const found: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
-    if (pid === process.pid) continue;
-    try {
-      const cwd = await readlink(`/proc/${entry}/cwd`);
-      if (cwd === root || cwd.startsWith(`${root}/`)) found.push(pid);
-    } catch {
-      // exited meanwhile, or not ours to read
-    }
-  }
-  return found;
+  return findProcesses(async (pid) => {
+    const cwd = await readlink(`/proc/${pid}/cwd`);
+    return cwd === root || cwd.startsWith(`${root}/`);
+  });
 }

@@ -117,12 +117,12 @@ function signal(pid: number, name: NodeJS.Signals): void {
 }
 
 /**
- * Pids of processes whose command line contains `needle` (read from
- * /proc/<pid>/cmdline), excluding this process. Used by `down` to find
- * leftovers of our own services, matched by a path inside our working folder,
- * never by a program name.
+ * Pids of the processes in `/proc` (excluding this process) for which
+ * `matches(pid)` is true. A process that exits meanwhile, or whose `/proc`
+ * entries are not ours to read (`matches` throws), is skipped; no `/proc`
+ * gives none.
  */
-export async function findProcessesMentioning(needle: string): Promise<number[]> {
+export async function findProcesses(matches: (pid: number) => Promise<boolean>): Promise<number[]> {
   let entries: string[];
   try {
     entries = await readdir('/proc');
@@ -135,13 +135,24 @@ export async function findProcessesMentioning(needle: string): Promise<number[]>
     const pid = Number(entry);
     if (pid === process.pid) continue;
     try {
-      const cmdline = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).replaceAll('\0', ' ');
-      if (cmdline.includes(needle)) found.push(pid);
+      if (await matches(pid)) found.push(pid);
     } catch {
       // exited meanwhile, or not readable
     }
   }
   return found;
+}
+
+/**
+ * Pids of processes whose command line contains `needle` (read from
+ * /proc/<pid>/cmdline), excluding this process. Used by `down` to find
+ * leftovers of our own services, matched by a path inside our working folder,
+ * never by a program name.
+ */
+export function findProcessesMentioning(needle: string): Promise<number[]> {
+  return findProcesses(async (pid) =>
+    (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replaceAll('\0', ' ').includes(needle),
+  );
 }
 
 /** Removes a pid file; missing is fine. */
