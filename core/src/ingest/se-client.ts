@@ -81,19 +81,7 @@ export class StorageElementClient {
   /** `HEAD /api/v1/uploads/:id` → the committed offset in bytes. */
   async uploadOffset(se: StorageElementConfig, uploadId: string): Promise<number> {
     const url = `${se.endpoint}/api/v1/uploads/${encodeURIComponent(uploadId)}`;
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await request(url, {
-        method: 'HEAD',
-        headers: { authorization: `Bearer ${se.token}` },
-        headersTimeout: this.#timeoutMs,
-        bodyTimeout: this.#timeoutMs,
-        ...(this.#dispatcher ? { dispatcher: this.#dispatcher } : {}),
-      });
-    } catch (error) {
-      throw networkError(error, 'HEAD', url);
-    }
-    await response.body.dump();
+    const response = await this.#head(se, url);
     if (response.statusCode !== 200) throw statusError('HEAD', url, response.statusCode, undefined, undefined);
     const offset = Number(response.headers['upload-offset']);
     if (!Number.isSafeInteger(offset) || offset < 0) {
@@ -251,19 +239,7 @@ export class StorageElementClient {
    */
   async statFile(se: StorageElementConfig, fileId: string): Promise<{ sizeBytes: number; sha256: string } | null> {
     const url = `${se.endpoint}/api/v1/files/${encodeURIComponent(fileId)}`;
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await request(url, {
-        method: 'HEAD',
-        headers: { authorization: `Bearer ${se.token}` },
-        headersTimeout: this.#timeoutMs,
-        bodyTimeout: this.#timeoutMs,
-        ...(this.#dispatcher ? { dispatcher: this.#dispatcher } : {}),
-      });
-    } catch (error) {
-      throw networkError(error, 'HEAD', url);
-    }
-    await response.body.dump();
+    const response = await this.#head(se, url);
     if (response.statusCode === 404) return null;
     if (response.statusCode !== 200) throw statusError('HEAD', url, response.statusCode, undefined, undefined);
     const sizeBytes = Number(response.headers['content-length']);
@@ -290,6 +266,24 @@ export class StorageElementClient {
       if (isStatus(error, 403) && peerCode(error) === 'delete_not_allowed') return 'not_allowed';
       throw error;
     }
+  }
+
+  /** `HEAD url` with the SE's token; the (empty) body is drained. @throws PolyvisionError on network faults. */
+  async #head(se: StorageElementConfig, url: string): Promise<Dispatcher.ResponseData> {
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(url, {
+        method: 'HEAD',
+        headers: { authorization: `Bearer ${se.token}` },
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+        ...(this.#dispatcher ? { dispatcher: this.#dispatcher } : {}),
+      });
+    } catch (error) {
+      throw networkError(error, 'HEAD', url);
+    }
+    await response.body.dump();
+    return response;
   }
 
   async #json<T>(
