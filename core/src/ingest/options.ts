@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { envInt, loadConfig } from '@polyvision/shared';
+import { envInt, envPostgresUrl, envRedisUrl, envSqlSchema, envTopicPrefix, loadConfig } from '@polyvision/shared';
 import { z } from 'zod';
 import {
   type CapacityMonitorSettings,
@@ -12,20 +12,14 @@ import { loadOpsSettings, type OpsSettings } from '../ops/options.ts';
 /** Environment of `pnpm polyvision ingest` (documented in core/README.md, "Ingest"). */
 export const ingestEnvSchema = z.object({
   /** Leader election, capacity cache, tus locks. Required: several replicas share it. */
-  REDIS_URL: z.string().url({ message: 'a redis:// URL' }),
+  REDIS_URL: envRedisUrl(),
   REDIS_KEY_PREFIX: z.string().default(''),
   /** PostgreSQL URL; PGlite in memory when unset (one replica only). */
-  DATABASE_URL: z.string().url({ message: 'a postgres:// URL' }).optional(),
-  DATABASE_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'a lower-case SQL identifier' })
-    .default('public'),
+  DATABASE_URL: envPostgresUrl().optional(),
+  DATABASE_SCHEMA: envSqlSchema(),
   /** Accepted for symmetry; ingest publishes through the outbox, which the orchestrator's relay sends to Kafka. */
   KAFKA_BROKERS: z.string().optional(),
-  POLYVISION_TOPIC_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]+$/, { message: 'letters, digits, ".", "_", "-"' })
-    .default('polyvision'),
+  POLYVISION_TOPIC_PREFIX: envTopicPrefix(),
   INGEST_HOST: z.string().default('127.0.0.1'),
   INGEST_PORT: envInt(8200, 0, 65535),
   INGEST_INSTANCE_ID: z

@@ -1,1 +1,2 @@
+export * from './connection-env.ts';
 export * from './load-config.ts';

@@ -1,4 +1,4 @@
-import { envInt, loadConfig } from '@polyvision/shared';
+import { envInt, envPostgresUrl, envRedisUrl, envSqlSchema, envTopicPrefix, loadConfig } from '@polyvision/shared';
 import { z } from 'zod';
 
 /**
@@ -9,18 +9,12 @@ export const orchestratorConfigSchema = z.object({
   /** Comma-separated `host:port`; in-memory bus when unset. */
   KAFKA_BROKERS: z.string().optional(),
   /** PostgreSQL URL; PGlite in memory when unset (single process only). */
-  DATABASE_URL: z.string().url({ message: 'a postgres:// URL' }).optional(),
-  DATABASE_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'a lower-case SQL identifier' })
-    .default('public'),
+  DATABASE_URL: envPostgresUrl().optional(),
+  DATABASE_SCHEMA: envSqlSchema(),
   /** Redis URL of the `job:processed:{job_id}` fast path; none when unset (the database decides alone). */
-  REDIS_URL: z.string().url({ message: 'a redis:// URL' }).optional(),
+  REDIS_URL: envRedisUrl().optional(),
   REDIS_KEY_PREFIX: z.string().default(''),
-  POLYVISION_TOPIC_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]+$/, { message: 'letters, digits, ".", "_", "-"' })
-    .default('polyvision'),
+  POLYVISION_TOPIC_PREFIX: envTopicPrefix(),
   ORCHESTRATOR_HTTP_HOST: z.string().default('127.0.0.1'),
   ORCHESTRATOR_HTTP_PORT: envInt(8090, 0, 65535),
   ORCHESTRATOR_INSTANCE_ID: z.string().min(1).max(200).optional(),
