@@ -29,13 +29,17 @@ CLASS_SAMPLING = np.array([1.0, 4.0, 4.0, 6.0])
 MIN_VISIBILITY = 0.25
 
 
-def build_targets(boxes: np.ndarray, crop: int):
+BALL = 3
+
+
+def build_targets(boxes: np.ndarray, crop: int, ball_radius_cells: int = 0):
     """boxes [K, 6]: class, x1, y1, x2, y2, visibility in crop pixels (unclipped).
 
     Returns cls [g, g, C], box [g, g, 4], pos [g, g], valid [g, g] with g = crop / 8.
     A cell is positive for a box when its centre lies within max(4 px, 0.25 w)
     horizontally and max(4 px, 0.3 h) vertically of the box centre (the cell
-    holding the centre always is); smaller boxes win ties. Cells inside boxes
+    holding the centre always is; for the ball, also the cells within
+    `ball_radius_cells` of it); smaller boxes win ties. Cells inside boxes
     that are mostly hidden or cut by the crop are ignored (valid = 0).
     """
     g = crop // STRIDE
@@ -61,10 +65,9 @@ def build_targets(boxes: np.ndarray, crop: int):
         sel_c = np.abs(centres - bx) <= max(4.0, 0.25 * w)
         sel_r = np.abs(centres - by) <= max(4.0, 0.3 * h)
         jc, ic = int(bx // STRIDE), int(by // STRIDE)
-        if 0 <= jc < g:
-            sel_c[jc] = True
-        if 0 <= ic < g:
-            sel_r[ic] = True
+        rad = ball_radius_cells if int(c) == BALL else 0
+        sel_c[max(0, jc - rad) : max(0, min(g, jc + rad + 1))] = True
+        sel_r[max(0, ic - rad) : max(0, min(g, ic + rad + 1))] = True
         ii, jj = np.nonzero(np.outer(sel_r, sel_c))
         keep = (ii < g) & (jj < g)
         ii, jj = ii[keep], jj[keep]
@@ -80,7 +83,10 @@ def build_targets(boxes: np.ndarray, crop: int):
 
 
 class Sampler:
-    def __init__(self, data: Path, crop: int, seed: int, class_sampling: np.ndarray = CLASS_SAMPLING):
+    def __init__(
+        self, data: Path, crop: int, seed: int, class_sampling: np.ndarray = CLASS_SAMPLING, ball_radius_cells: int = 0
+    ):
+        self.ball_radius_cells = ball_radius_cells
         self.images = np.load(data / "images.npy", mmap_mode="r")
         labels = np.load(data / "labels.npy")
         self.crop = crop
@@ -115,7 +121,7 @@ class Sampler:
                 boxes[:, [1, 3]] = c - boxes[:, [3, 1]]
             img = img * self.rng.uniform(0.8, 1.2) * self.rng.uniform(0.95, 1.05, size=3)
             img = np.clip(img + self.rng.uniform(-0.05, 0.05), 0, 1)
-            t = build_targets(boxes, c)
+            t = build_targets(boxes, c, self.ball_radius_cells)
             xs.append(img)
             cls.append(t[0])
             tgt.append(t[1])
@@ -151,12 +157,13 @@ def main() -> None:
         "--class-sampling", default="1,4,4,6",
         help="relative chance that a crop is centred on a player, goalkeeper, referee, ball",
     )
+    ap.add_argument("--ball-radius-cells", type=int, default=0, help="ball positives: cells within this of its centre cell")
     ap.add_argument("--max-minutes", type=float, default=0, help="stop early (and save) after this long; 0 = no limit")
     args = ap.parse_args()
     sampling = np.array([float(v) for v in args.class_sampling.split(",")])
     if sampling.shape != (NUM_CLASSES,) or (sampling < 0).any():
         raise SystemExit(f"--class-sampling needs {NUM_CLASSES} non-negative numbers")
-    sampler = Sampler(args.data, args.crop, args.seed, sampling)
+    sampler = Sampler(args.data, args.crop, args.seed, sampling, args.ball_radius_cells)
     if args.init:
         loaded = np.load(args.init)
         params = {k: jnp.asarray(loaded[k]) for k in loaded.files if k != "steps_done"}
