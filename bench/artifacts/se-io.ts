@@ -47,9 +47,9 @@ try {
   for (let i = 0; i < MiB; i++) block[i] = (i * 2654435761) >>> 24;
   const handle = createWriteStream(source);
   for (let written = 0; written < SIZE; written += MiB) {
-    if (!handle.write(block)) await new Promise((r) => handle.once('drain', r));
+    if (!handle.write(block)) await new Promise<void>((r) => handle.once('drain', () => r()));
   }
-  await new Promise((r) => handle.end(r));
+  await new Promise<void>((r) => handle.end(() => r()));
   const io = createArtifactIo({
     env: {
       STORAGE_ELEMENTS: JSON.stringify([{ storage_id: se.id, endpoint: se.url, token: SE_TOKEN, location: 'dc1' }]),

@@ -20,7 +20,8 @@ export interface ArtifactIo {
    */
   openInput(ref: ArtifactRef, workDir: string, signal?: AbortSignal): Promise<string>;
   /**
-   * Stores a local file under `objectKey` (overwriting: a re-run writes the same keys) and returns its ref.
+   * Stores a local file as output `objectKey` and returns its ref. Idempotent: a re-run of the same task
+   * writes the same keys; the same bytes give the same ref (see StorageElementArtifactIo for the catalog rule).
    */
   writeOutput(output: OutputFile, signal?: AbortSignal): Promise<ArtifactRef>;
 }
