@@ -20,12 +20,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { resolveFfmpegPath } from '@polyvision/shared';
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestRedis,
   createTestSchema,
-  serviceUrl,
+  deleteKafkaPrefix,
   type TestRedis,
   type TestSchema,
   uniqueName,
@@ -96,17 +95,7 @@ describe('local cluster', () => {
 
   afterAll(async () => {
     if (options) await clusterDown(options, { purge: true }).catch(() => {});
-    const kafka = new Kafka({ brokers: serviceUrl('KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING });
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${topicPrefix}.`));
-      if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
-      const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(topicPrefix));
-      if (groups.length > 0) await admin.deleteGroups(groups).catch(() => {});
-    } finally {
-      await admin.disconnect();
-    }
+    await deleteKafkaPrefix(topicPrefix);
     await redis?.close();
     await schema?.close();
   });
@@ -338,17 +327,7 @@ describe('local cluster with the real stages', () => {
       await clusterDown(options, { purge: true }).catch(() => {});
       expect(await findProcessesInFolder(options.workDir as string)).toEqual([]);
     }
-    const kafka = new Kafka({ brokers: serviceUrl('KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING });
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${topicPrefix}.`));
-      if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
-      const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(topicPrefix));
-      if (groups.length > 0) await admin.deleteGroups(groups).catch(() => {});
-    } finally {
-      await admin.disconnect();
-    }
+    await deleteKafkaPrefix(topicPrefix);
     await redis?.close();
     await schema?.close();
   }, 120_000);

@@ -7,12 +7,13 @@
  *   (started by the global setup, global-setup.ts).
  * - `createTestRedis()`, `createTestSchema()`, `createTestDatabase()`, `createTestKafka()`:
  *   isolated, cleaned-up handles on those services; call `close()` in afterAll.
+ * - `deleteKafkaPrefix(prefix)`: removes the topics and groups services made under a topic prefix.
  * - `spawnTracked()`, `stopTracked()`: child processes that the leak check
  *   (leak-check.ts, a setup file) kills and reports when a test file leaves them running.
  * - `spawnService(main, env)`: a service main as a tracked child, once it printed its
  *   `{"event":"listening","url":…}` line (storage element, ingest).
  */
-export { createTestKafka, type TestKafka } from './kafka.ts';
+export { createTestKafka, deleteKafkaPrefix, type TestKafka } from './kafka.ts';
 export { type OpenSocket, openSocketsTo, servicePorts } from './open-sockets.ts';
 export { createTestDatabase, createTestSchema, type TestDatabase, type TestSchema } from './postgres.ts';
 export { killTrackedChildren, type LeakedChild, spawnTracked, stopTracked } from './processes.ts';

@@ -48,3 +48,23 @@ export async function createTestKafka(config: Partial<KafkaConfig> = {}): Promis
     },
   };
 }
+
+/**
+ * Deletes what a system under test made in Kafka under a topic prefix: the
+ * topics named `<prefix>.…` and the consumer groups whose id starts with
+ * `prefix` (a group still in use is left). For tests that start whole
+ * services, which create their own topics and groups.
+ */
+export async function deleteKafkaPrefix(prefix: string): Promise<void> {
+  const kafka = new Kafka({ brokers: serviceUrl('KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${prefix}.`));
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
+    const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(prefix));
+    if (groups.length > 0) await admin.deleteGroups(groups).catch(() => {});
+  } finally {
+    await admin.disconnect();
+  }
+}

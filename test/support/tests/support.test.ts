@@ -4,8 +4,11 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import {
   createTestDatabase,
+  createTestKafka,
   createTestRedis,
   createTestSchema,
+  deleteKafkaPrefix,
+  spawnService,
   spawnTracked,
   stopTracked,
   uniqueIdentifier,
@@ -141,5 +144,51 @@ describe('spawnTracked', () => {
     expect(child.signalCode).toBe('SIGKILL');
     expect(performance.now() - started).toBeGreaterThanOrEqual(150);
     await sleep(0);
+  });
+});
+
+describe('deleteKafkaPrefix', () => {
+  it('deletes the topics named <prefix>.… and leaves a topic of another prefix', async () => {
+    const kafka = await createTestKafka();
+    const prefix = uniqueName('pfx');
+    const other = await kafka.createTopic('other');
+    try {
+      await kafka.admin.createTopics({
+        topics: [{ topic: `${prefix}.a` }, { topic: `${prefix}.b` }],
+        waitForLeaders: true,
+      });
+      await deleteKafkaPrefix(prefix);
+      const left = await kafka.admin.listTopics();
+      expect(left.filter((t) => t.startsWith(`${prefix}.`))).toEqual([]);
+      expect(left).toContain(other);
+    } finally {
+      await kafka.close();
+    }
+  });
+});
+
+describe('spawnService', () => {
+  const main = new URL('./fixtures/service-main.ts', import.meta.url).pathname;
+
+  it('resolves with the url of the listening line; stop() ends the child', async () => {
+    const service = await spawnService(main, { SERVICE_MODE: 'listen' });
+    expect(service.url).toBe('http://127.0.0.1:1');
+    expect(service.env.SERVICE_MODE).toBe('listen');
+    await service.stop();
+    expect(service.child.signalCode ?? service.child.exitCode).not.toBeNull();
+  });
+
+  it('rejects with the exit code and stderr when the main exits first', async () => {
+    await expect(spawnService(main, { SERVICE_MODE: 'fail' }, { label: 'stand-in' })).rejects.toThrow(
+      /stand-in exited with 3 before listening: configuration error: SERVICE_MODE/,
+    );
+  });
+
+  it('rejects after startTimeoutMs and stops the silent child', async () => {
+    const started = Date.now();
+    await expect(spawnService(main, { SERVICE_MODE: 'silent' }, { startTimeoutMs: 300 })).rejects.toThrow(
+      /did not start within 300 ms/,
+    );
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
