@@ -48,33 +48,40 @@ export async function putFile(se: SeProcess, fileId: string, bytes: Uint8Array):
 
 /**
  * A TCP proxy in front of a real SE that cuts the first `cutConnections`
- * connections after `cutAfterBytes` bytes of response: a network that
- * drops a download mid-body.
+ * connections after `cutAfterBytes` bytes of response (or of request, with
+ * `direction` = `request`): a network that drops a transfer mid-body.
  */
 export async function cuttingProxy(
   targetUrl: string,
   cutAfterBytes: number,
   cutConnections = 1,
-): Promise<{ url: string; connections(): number; close(): Promise<void> }> {
+  direction: 'response' | 'request' = 'response',
+): Promise<{ url: string; connections(): number; cuts(): number; close(): Promise<void> }> {
   const target = new URL(targetUrl);
   let connections = 0;
+  let cuts = 0;
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const index = connections++;
     const upstream = tcpConnect(Number(target.port), target.hostname);
     sockets.add(client).add(upstream);
     let sent = 0;
-    client.on('data', (chunk) => upstream.write(chunk));
-    upstream.on('data', (chunk: Buffer) => {
-      if (index < cutConnections && sent + chunk.length > cutAfterBytes) {
-        client.write(chunk.subarray(0, Math.max(0, cutAfterBytes - sent)));
-        client.destroy();
-        upstream.destroy();
-        return;
-      }
-      sent += chunk.length;
-      client.write(chunk);
-    });
+    const relay = (from: Socket, to: Socket, cutting: boolean) =>
+      from.on('data', (chunk: Buffer) => {
+        if (cutting && index < cutConnections && sent + chunk.length > cutAfterBytes) {
+          cuts++;
+          to.write(chunk.subarray(0, Math.max(0, cutAfterBytes - sent)), () => {
+            client.destroy();
+            upstream.destroy();
+          });
+          from.pause();
+          return;
+        }
+        if (cutting) sent += chunk.length;
+        to.write(chunk);
+      });
+    relay(client, upstream, direction === 'request');
+    relay(upstream, client, direction === 'response');
     const end = () => {
       client.destroy();
       upstream.destroy();
@@ -88,6 +95,7 @@ export async function cuttingProxy(
   return {
     url: `http://127.0.0.1:${port}`,
     connections: () => connections,
+    cuts: () => cuts,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
