@@ -11,25 +11,11 @@ import { capacityReportSchema } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../test/support/index.ts';
 import { capacity, json, patchBytes, postJson, sha256Hex, testBytes, uploadFile } from './support/client.ts';
-import { deleteBucket, ensureS3 } from './support/s3-server.ts';
+import { backendEnv, deleteBucket, ensureS3 } from './support/s3-server.ts';
 import { removeDataDir, type SeProcess, startSe, TOKEN } from './support/se-process.ts';
 
 const MiB = 1024 * 1024;
 const LIMIT_BYTES = 16 * MiB;
-
-async function backendEnv(backend: 'local' | 's3', bucket: string): Promise<Record<string, string>> {
-  if (backend === 'local') return { STORAGE_TYPE: 'local', STORAGE_CAPACITY_LIMIT_BYTES: String(LIMIT_BYTES) };
-  const s3 = await ensureS3();
-  return {
-    STORAGE_TYPE: 's3',
-    STORAGE_S3_ENDPOINT: s3.endpoint,
-    STORAGE_S3_ACCESS_KEY_ID: s3.accessKeyId,
-    STORAGE_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    STORAGE_S3_BUCKET: bucket,
-    STORAGE_S3_SOFT_CAPACITY_LIMIT: String(LIMIT_BYTES),
-    STORAGE_S3_PART_SIZE_BYTES: String(5 * MiB),
-  };
-}
 
 /**
  * Sends raw HTTP (to lie about Content-Length or vanish mid-body). Without
@@ -66,7 +52,10 @@ describe.each(['local', 's3'] as const)('storage element over HTTP (%s backend)'
   const bucket = `se-test-${Date.now().toString(36)}-${Math.random().toString(16).slice(2, 8)}`;
 
   beforeAll(async () => {
-    se = await startSe({ ...(await backendEnv(backend, bucket)), STORAGE_MODE: 'rw' });
+    se = await startSe({
+      ...(await backendEnv(backend, { capacityLimitBytes: LIMIT_BYTES, bucket })),
+      STORAGE_MODE: 'rw',
+    });
   }, 300_000);
 
   afterAll(async () => {

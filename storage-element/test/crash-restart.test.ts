@@ -8,23 +8,17 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../test/support/index.ts';
 import { capacity, json, patchBytes, postJson, sha256Hex, testBytes } from './support/client.ts';
-import { deleteBucket, ensureS3 } from './support/s3-server.ts';
+import { backendEnv, deleteBucket, ensureS3 } from './support/s3-server.ts';
 import { removeDataDir, type SeProcess, startSe } from './support/se-process.ts';
 
 const MiB = 1024 * 1024;
 
-async function backendEnv(backend: 'local' | 's3'): Promise<Record<string, string>> {
-  if (backend === 'local') return { STORAGE_TYPE: 'local', STORAGE_CAPACITY_LIMIT_BYTES: String(64 * MiB) };
-  const s3 = await ensureS3();
-  return {
-    STORAGE_TYPE: 's3',
-    STORAGE_S3_ENDPOINT: s3.endpoint,
-    STORAGE_S3_ACCESS_KEY_ID: s3.accessKeyId,
-    STORAGE_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    STORAGE_S3_BUCKET: `se-crash-${Date.now().toString(36)}-${Math.random().toString(16).slice(2, 8)}`,
-    STORAGE_S3_SOFT_CAPACITY_LIMIT: String(64 * MiB),
-    STORAGE_S3_PART_SIZE_BYTES: String(5 * MiB),
-  };
+/** A 64 MiB SE on `backend`; each call its own S3 bucket. */
+function crashBackendEnv(backend: 'local' | 's3'): Promise<Record<string, string>> {
+  return backendEnv(backend, {
+    capacityLimitBytes: 64 * MiB,
+    bucket: `se-crash-${Date.now().toString(36)}-${Math.random().toString(16).slice(2, 8)}`,
+  });
 }
 
 describe.each(['local', 's3'] as const)('crash and restart (%s backend)', (backend) => {
@@ -39,7 +33,7 @@ describe.each(['local', 's3'] as const)('crash and restart (%s backend)', (backe
   });
 
   it('resumes an upload after kill -9 mid-write; the published file has the right sha256', async () => {
-    const env = await backendEnv(backend);
+    const env = await crashBackendEnv(backend);
     const first = await startSe(env);
     started.push(first);
     const bytes = testBytes(12 * MiB, 42);
@@ -123,7 +117,7 @@ describe.each(['local', 's3'] as const)('crash and restart (%s backend)', (backe
   });
 
   it('keeps a free reservation across a SIGTERM restart, and drops it once expired', async () => {
-    const env = await backendEnv(backend);
+    const env = await crashBackendEnv(backend);
     const first = await startSe(env);
     started.push(first);
     const long = await json<{ reservation_id: string }>(

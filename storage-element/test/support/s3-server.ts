@@ -52,3 +52,27 @@ export async function deleteBucket(
     client.destroy();
   }
 }
+
+/**
+ * The SE environment of a storage backend for tests: `local` with a capacity
+ * limit, or `s3` on {@link ensureS3} with a soft capacity limit, 5 MiB parts
+ * and `bucket`.
+ *
+ * @param capacityLimitBytes - what the SE offers, in bytes.
+ */
+export async function backendEnv(
+  backend: 'local' | 's3',
+  { capacityLimitBytes, bucket }: { capacityLimitBytes: number; bucket: string },
+): Promise<Record<string, string>> {
+  if (backend === 'local') return { STORAGE_TYPE: 'local', STORAGE_CAPACITY_LIMIT_BYTES: String(capacityLimitBytes) };
+  const s3 = await ensureS3();
+  return {
+    STORAGE_TYPE: 's3',
+    STORAGE_S3_ENDPOINT: s3.endpoint,
+    STORAGE_S3_ACCESS_KEY_ID: s3.accessKeyId,
+    STORAGE_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    STORAGE_S3_BUCKET: bucket,
+    STORAGE_S3_SOFT_CAPACITY_LIMIT: String(capacityLimitBytes),
+    STORAGE_S3_PART_SIZE_BYTES: String(5 * 2 ** 20),
+  };
+}
