@@ -6,7 +6,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
 /** fsyncs a file's data and metadata. */
@@ -30,12 +29,6 @@ export async function fsyncDir(path: string): Promise<void> {
   } finally {
     await handle.close();
   }
-}
-
-/** fsyncs a file and then its folder. */
-export async function fsyncFileAndDir(path: string): Promise<void> {
-  await fsyncFile(path);
-  await fsyncDir(dirname(path));
 }
 
 /** SHA-256 (lower-case hex) and size of a file. */

@@ -18,12 +18,6 @@ export function taskTopic(stage: Stage): string {
 /** Partitions of `polyvision.jobs.commands` (and the other job-keyed topics): the most orchestrator replicas. */
 export const JOB_TOPIC_PARTITIONS = 12;
 
-/** Consumer groups. */
-export const CONSUMER_GROUPS = Object.freeze({
-  orchestrator: 'polyvision-orchestrator',
-  worker: (stage: Stage) => `polyvision-worker-${stage}`,
-});
-
 /**
  * The partition key of every message about a match: `${organization_id}:${match_id}`,
  * so all of a match's events reach one orchestrator replica, in order.

@@ -1,3 +1,4 @@
+import { JOB_TOPIC_PARTITIONS } from '@polyvision/shared';
 import type { StageName } from './stages.ts';
 
 /**
@@ -15,8 +16,8 @@ export interface TopicNames {
   tasks(stage: StageName): string;
 }
 
-/** Partition count of the commands topic (DESIGN.md). */
-export const COMMANDS_PARTITIONS = 12;
+/** Partition count of the commands topic (DESIGN.md): the shared contract's `JOB_TOPIC_PARTITIONS`. */
+export const COMMANDS_PARTITIONS = JOB_TOPIC_PARTITIONS;
 
 /** The topic names under `prefix`. @defaultValue prefix `polyvision` */
 export function topicNames(prefix = 'polyvision'): TopicNames {
@@ -34,9 +35,4 @@ export function groupNames(prefix = 'polyvision') {
     orchestrator: `${prefix}-orchestrator`,
     worker: (stage: StageName) => `${prefix}-worker-${stage}`,
   };
-}
-
-/** The partition key of every message about a match: `${organization_id}:${match_id}`. */
-export function matchKey(organizationId: string, matchId: string): string {
-  return `${organizationId}:${matchId}`;
 }
