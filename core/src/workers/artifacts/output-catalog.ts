@@ -49,6 +49,11 @@ export async function findOutput(db: Database, jobId: string, outputKey: string)
   return row ? decode(row) : null;
 }
 
+/** Removes a catalog row whose file is gone from its SE (so that a new copy can take its place). */
+export async function forgetOutput(db: Database, fileId: string): Promise<void> {
+  await db.query(`DELETE FROM files WHERE file_id = $1 AND output_key IS NOT NULL`, [fileId]);
+}
+
 /**
  * Records a stage output, in one transaction, under its identity
  * (`job_id`, `output_key`) — the unique index `files_stage_output`:

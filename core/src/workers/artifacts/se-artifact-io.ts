@@ -6,7 +6,7 @@ import { type CapacityView, type PlacementOptions, placeFile } from '../../inges
 import { InsufficientStorageError, type StorageElementClient } from '../../ingest/se-client.ts';
 import { type ArtifactIo, digestFile, type OutputFile } from './artifact-io.ts';
 import { downloadFile } from './download.ts';
-import { findOutput, type OutputRow, recordOutput } from './output-catalog.ts';
+import { findOutput, forgetOutput, type OutputRow, recordOutput } from './output-catalog.ts';
 import { outputFileId } from './output-file-id.ts';
 import { uploadFile } from './upload.ts';
 
@@ -124,8 +124,11 @@ export class StorageElementArtifactIo implements ArtifactIo {
     }
     const { sha256, sizeBytes } = await digestFile(output.localPath);
     const existing = await findOutput(this.#o.db, task.job_id, output.objectKey);
-    if (existing && existing.sha256 === sha256 && (await this.#stillThere(existing))) {
-      return this.#ref(existing, output);
+    if (existing && existing.sha256 === sha256) {
+      if (await this.#stillThere(existing)) return this.#ref(existing, output);
+      // Catalogued, but its SE lost the file (or is no longer configured): write it again, somewhere.
+      this.#logger.warn({ storage_id: existing.storage_id, file_id: existing.file_id }, 'catalogued output missing');
+      await forgetOutput(this.#o.db, existing.file_id);
     }
     const fileId = outputFileId(task.job_id, output.objectKey, sha256);
     const excluded: string[] = [];
@@ -187,7 +190,11 @@ export class StorageElementArtifactIo implements ArtifactIo {
     }
   }
 
-  /** Whether a catalogued file is still on its SE (a configured SE answering HEAD with the same sha256). */
+  /**
+   * Whether a catalogued file is still on its SE (a configured SE answering HEAD with the same sha256). An SE
+   * that cannot be reached counts as not having it: the output is written again elsewhere (availability first;
+   * the old copy is left where it is).
+   */
   async #stillThere(row: OutputRow): Promise<boolean> {
     const se = this.#se(row.storage_id);
     if (!se) return false;

@@ -309,6 +309,12 @@ describe('StorageElementArtifactIo.writeOutput (real SEs, PostgreSQL catalog, Re
     expect(row).toEqual({ file_id: third.object_key, sha256: third.sha256 });
     expect((await a.fetch(`/api/v1/files/${first.object_key}`, { method: 'HEAD' })).status).toBe(404);
     expect((await a.fetch(`/api/v1/files/${third.object_key}`, { method: 'HEAD' })).status).toBe(200);
+    // A catalogued file lost on its SE (deleted behind the store's back) is written again; still one row.
+    expect((await a.fetch(`/api/v1/files/${third.object_key}`, { method: 'DELETE' })).status).toBe(204);
+    const rewritten = await io.writeOutput({ kind: 'tracks', objectKey: key, localPath: local, task: producer(job) });
+    expect(rewritten).toEqual(third);
+    expect((await a.fetch(`/api/v1/files/${third.object_key}`, { method: 'HEAD' })).status).toBe(200);
+    expect(await count()).toBe(1);
     // Reading it back through the same store gives the new bytes.
     const dir = await mkdtemp(join(work, 'read-'));
     expect(await readFile(await io.openInput(third, dir), 'utf8')).toBe(JSON.stringify({ tracks: [4, 5] }));
