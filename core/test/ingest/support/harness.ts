@@ -11,10 +11,18 @@ export { type SeProcess, sha256Hex, startSe, TOKEN as SE_TOKEN };
 
 const MAIN = resolve(fileURLToPath(new URL('../../../src/ingest/main.ts', import.meta.url)));
 
-/** The STORAGE_ELEMENTS JSON for running SEs. */
-export function storageElementsJson(ses: Array<{ se: SeProcess; id: string; location: string }>): string {
+/** The STORAGE_ELEMENTS JSON for running SEs (with map coordinates where given). */
+export function storageElementsJson(
+  ses: Array<{ se: SeProcess; id: string; location: string; coordinates?: { lat: number; lon: number } }>,
+): string {
   return JSON.stringify(
-    ses.map(({ se, id, location }) => ({ storage_id: id, endpoint: se.url, token: TOKEN, location })),
+    ses.map(({ se, id, location, coordinates }) => ({
+      storage_id: id,
+      endpoint: se.url,
+      token: TOKEN,
+      location,
+      ...(coordinates ? { coordinates } : {}),
+    })),
   );
 }
 

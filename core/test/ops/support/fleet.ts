@@ -46,14 +46,10 @@ export function opsIngestEnv(
   over: { schema: string; redisPrefix: string } & Record<string, string>,
 ): Record<string, string> {
   const { schema, redisPrefix, ...rest } = over;
-  const list = JSON.parse(storageElementsJson(fleet)) as Array<Record<string, unknown>>;
-  fleet.forEach((f, i) => {
-    (list[i] as Record<string, unknown>).coordinates = f.coordinates;
-  });
   return ingestEnv({
     DATABASE_SCHEMA: schema,
     REDIS_KEY_PREFIX: redisPrefix,
-    STORAGE_ELEMENTS: JSON.stringify(list),
+    STORAGE_ELEMENTS: storageElementsJson(fleet),
     OPS_TOKENS: `${OPS_TOKEN},${OTHER_OPS_TOKEN}`,
     OPS_REFRESH_MS: '250',
     INGEST_INSTANCE_ID: uniqueName('ingest'),
