@@ -22,6 +22,8 @@ export interface DemoOptions {
   timeoutMs: number;
   /** Plain log lines instead of the redrawn view. */
   plain: boolean;
+  /** Keep every service running after the job (ops page) until interrupted. */
+  keep: boolean;
 }
 
 /** The repository's default detector (core/models/player-detector), used without --model. */
@@ -59,6 +61,7 @@ Options:
   --match-id <id>           match id                              [match-<date>-<random>]
   --timeout <s>             give up after this many seconds       [1800]
   --plain                   log lines instead of the live view
+  --keep                    keep the services (and the ops page) up after the job, until Ctrl-C
   -h, --help
 
 Exit status: 0 done, 1 the job failed, 2 bad options or input.
@@ -88,6 +91,7 @@ export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): De
         'match-id': { type: 'string' },
         timeout: { type: 'string' },
         plain: { type: 'boolean' },
+        keep: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -176,5 +180,6 @@ export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): De
     storageCapacityBytes: 8 * 1024 ** 3,
     timeoutMs: number('timeout', 1800, (n) => n > 0, 'a positive number of seconds') * 1000,
     plain: values.plain === true,
+    keep: values.keep === true,
   };
 }

@@ -21,8 +21,10 @@ export async function writeReport(result: DemoResult): Promise<string> {
   const o = result.outputs;
   const link = (path: string | null, label?: string) =>
     path ? `<a href="${escapeHtml(path)}">${escapeHtml(label ?? path)}</a>` : '<em>missing</em>';
+  // detections.jsonl: a header line, then one line per analysed frame.
   const detections = o.detections
-    ? (await readFile(join(result.outDir, o.detections), 'utf8')).split('\n').filter(Boolean).length
+    ? (await readFile(join(result.outDir, o.detections), 'utf8')).split('\n').filter((l) => l.startsWith('{"frame"'))
+        .length
     : 0;
   const tracksJson = o.tracks ? JSON.parse(await readFile(join(result.outDir, o.tracks), 'utf8')) : null;
   const trackCount = Array.isArray(tracksJson?.tracks)
@@ -49,7 +51,7 @@ bus ${escapeHtml(result.services.bus)}, database ${escapeHtml(result.services.da
 <h2 id="vcam">Virtual camera</h2>
 ${o.vcam ? `<video controls src="${escapeHtml(o.vcam)}" width="960"></video><p>${link(o.vcam)} · camera path ${link(o.cameraPath)}</p>` : '<p><em>missing</em></p>'}
 
-<h2 id="panorama">Panorama (stitched on the edge)</h2>
+<h2 id="panorama">Panorama (${result.panorama.stitched ? 'stitched on the edge' : 'one-camera rig: the camera video itself'})</h2>
 <video controls src="${escapeHtml(o.panorama)}" width="1040"></video><p>${link(o.panorama)}</p>
 
 <h2 id="hls">HLS renditions</h2>
@@ -58,7 +60,7 @@ ${o.vcam ? `<video controls src="${escapeHtml(o.vcam)}" width="960"></video><p>$
 ${o.poster ? `<img src="${escapeHtml(o.poster)}" alt="poster" width="480">` : ''}
 
 <h2 id="detections">Detections and tracks</h2>
-<p>${link(o.detections)}: ${detections} frames with detections · ${link(o.tracks)}: ${trackCount} tracks</p>
+<p>${link(o.detections)}: ${detections} analysed frames · ${link(o.tracks)}: ${trackCount} tracks</p>
 
 <h2 id="analytics">Analytics</h2>
 <p>${link(o.analytics)}</p><pre>${escapeHtml(analytics.slice(0, 20_000))}</pre>

@@ -81,7 +81,12 @@ export async function runDemo(
   options: DemoOptions,
   urls: ServiceUrls,
   observer: DemoObserver = {},
-  run: { signal?: AbortSignal; logger?: Logger } = {},
+  run: {
+    signal?: AbortSignal;
+    logger?: Logger;
+    /** Called with the result while every service still runs (`--keep`: look at the ops page); cleanup waits for it. */
+    hold?: (result: DemoResult) => Promise<void>;
+  } = {},
 ): Promise<DemoResult> {
   const logger = run.logger ?? silentLogger;
   const signal = run.signal;
@@ -243,6 +248,7 @@ export async function runDemo(
     result.timings = timings;
     await writeReport(result);
     await writeFile(join(outDir, 'demo.json'), `${JSON.stringify(result, null, 2)}\n`);
+    await run.hold?.(result);
     return result;
   } catch (error) {
     if (current) observer.step?.((current as { step: DemoStep }).step, 'failed', 0, (error as Error).message);

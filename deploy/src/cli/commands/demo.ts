@@ -39,9 +39,26 @@ export async function run(argv: string[]): Promise<number> {
   try {
     // The services' own logs (JSON on stderr) only when asked for: LOG_LEVEL=info|debug.
     const logger = process.env.LOG_LEVEL ? createLogger('demo') : silentLogger;
-    const result = await runDemo(options, urls, view, { signal: controller.signal, logger });
+    let printed = false;
+    const result = await runDemo(options, urls, view, {
+      signal: controller.signal,
+      logger,
+      ...(options.keep
+        ? {
+            hold: async (done) => {
+              view.close();
+              process.stdout.write(formatSummary(done, process.cwd()));
+              printed = true;
+              process.stdout.write(`\nServices kept running (--keep): ops page ${done.opsUrl}. Ctrl-C stops them.\n`);
+              await new Promise<void>((resolve) =>
+                controller.signal.addEventListener('abort', () => resolve(), { once: true }),
+              );
+            },
+          }
+        : {}),
+    });
     view.close();
-    process.stdout.write(formatSummary(result, process.cwd()));
+    if (!printed) process.stdout.write(formatSummary(result, process.cwd()));
     return 0;
   } catch (error) {
     view.close();
