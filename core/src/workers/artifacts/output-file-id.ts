@@ -8,7 +8,9 @@ import { createHash } from 'node:crypto';
  * same bytes names the same file (so an SE answering `409 file_exists` holds
  * exactly it), while new bytes get a new name (SE files are never
  * overwritten). SE ids are flat `safeId`s (storage-element/README.md,
- * "Conventions"), hence no `/`; the result has at most 116 characters.
+ * "Conventions"), hence no `/`; the result has at most 116 characters
+ * (StorageElementArtifactIo appends `-<8 hex>` when a dead run's open upload
+ * still holds this name: at most 125).
  */
 export function outputFileId(jobId: string, outputKey: string, sha256: string): string {
   const identity = createHash('sha256').update(`${jobId}\u0000${outputKey}`).digest('hex').slice(0, 16);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { type ArtifactRef, type Logger, PolyvisionError, silentLogger } from '@polyvision/shared';
 import type { StorageElementConfig } from '../../capacity/index.ts';
@@ -111,8 +112,8 @@ export class StorageElementArtifactIo implements ArtifactIo {
    *
    * @throws PolyvisionError `output_identity_missing` (not retriable) without
    *   `output.task`; `insufficient_storage` (HTTP 507, retriable at the stage
-   *   level) when no SE takes it; `output_busy` (retriable) when another
-   *   writer's upload holds the file id; the SE client's errors.
+   *   level) when no SE takes it; `output_busy` (retriable) when open uploads
+   *   of other writers hold both the file id and a second, random name; the SE client's errors.
    */
   async writeOutput(output: OutputFile, signal?: AbortSignal): Promise<ArtifactRef> {
     const task = output.task;
@@ -130,8 +131,9 @@ export class StorageElementArtifactIo implements ArtifactIo {
       this.#logger.warn({ storage_id: existing.storage_id, file_id: existing.file_id }, 'catalogued output missing');
       await forgetOutput(this.#o.db, existing.file_id);
     }
-    const fileId = outputFileId(task.job_id, output.objectKey, sha256);
+    let fileId = outputFileId(task.job_id, output.objectKey, sha256);
     const excluded: string[] = [];
+    let renamed = false;
     for (;;) {
       const placed = await placeFile(
         {
@@ -158,6 +160,13 @@ export class StorageElementArtifactIo implements ArtifactIo {
           // The SE filled up under the write: mark it, place the file elsewhere.
           excluded.push(placed.se.storage_id);
           void this.#o.capacity.triggerLazyUpdate(placed.se.storage_id);
+          continue;
+        }
+        if (error instanceof PolyvisionError && error.code === 'output_busy' && !renamed) {
+          // An open upload of a dead run holds the id until its reservation lapses: take another name now.
+          // The catalog, not the file id, is the output's identity, so a second name changes nothing else.
+          renamed = true;
+          fileId = `${fileId}-${randomBytes(4).toString('hex')}`;
           continue;
         }
         throw error;

@@ -25,6 +25,7 @@ import {
   downloadFile,
   LocalArtifactIo,
   type OutputProducer,
+  outputFileId,
   StorageElementArtifactIo,
   uploadFile,
   workerCapacityView,
@@ -347,6 +348,30 @@ describe('StorageElementArtifactIo.writeOutput (real SEs, PostgreSQL catalog, Re
     } finally {
       await proxy.close();
     }
+  });
+
+  it("a dead run's open upload holding the output's file id does not block the re-run", async () => {
+    const a = await se('se-a', 'dc1');
+    const io = seIo([seEntry(a, 'dc1')]);
+    const job = uniqueName('job');
+    const key = 'acme/m-1/detect/v1/detections.jsonl';
+    const local = join(work, `busy-${job}.jsonl`);
+    const bytes = Buffer.from('{"frame":0}\n');
+    await writeFile(local, bytes);
+    // The crashed attempt: an upload created under the deterministic id, never finished.
+    const stale = await a.fetch('/api/v1/uploads', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ file_id: outputFileId(job, key, sha256Hex(bytes)), size_bytes: bytes.length }),
+    });
+    expect(stale.status).toBe(201);
+    const ref = await io.writeOutput({ kind: 'detections', objectKey: key, localPath: local, task: producer(job) });
+    expect(ref.object_key.startsWith(`${outputFileId(job, key, sha256Hex(bytes))}-`)).toBe(true);
+    expect((await a.fetch(`/api/v1/files/${ref.object_key}`, { method: 'HEAD' })).status).toBe(200);
+    const again = await io.writeOutput({ kind: 'detections', objectKey: key, localPath: local, task: producer(job) });
+    expect(again).toEqual(ref);
+    const rows = await schema.pool.query('SELECT file_id FROM files WHERE job_id = $1', [job]);
+    expect(rows.rows).toEqual([{ file_id: ref.object_key }]);
   });
 
   it('an output without its producing task is refused with a code', async () => {
