@@ -68,6 +68,25 @@ function uploadMetadata(fields: Record<string, string>): string {
     .join(',');
 }
 
+/**
+ * Polls the orchestrator's `GET /api/v1/jobs/:id` until the job is completed
+ * or failed and returns it. @throws the waitFor timeout error.
+ */
+async function finishedJob<T extends { status: string }>(
+  orchestratorUrl: string | null | undefined,
+  jobId: string,
+  options: { timeoutMs: number; intervalMs: number },
+): Promise<T | undefined> {
+  let job: T | undefined;
+  await waitFor(async () => {
+    const response = await fetch(`${orchestratorUrl}/api/v1/jobs/${jobId}`);
+    if (response.status !== 200) return false;
+    job = (await response.json()) as T;
+    return job.status === 'completed' || job.status === 'failed';
+  }, options);
+  return job;
+}
+
 describe('local cluster', () => {
   let options: Partial<ClusterOptions>;
   let schema: TestSchema;
@@ -186,14 +205,9 @@ describe('local cluster', () => {
 
     const jobId = `job-${uploadId}`;
     const orchestrator = state.processes.find((p) => p.role === 'orchestrator');
-    let job: { status: string; stages: { stage: string; status: string }[] } | undefined;
-    await waitFor(
-      async () => {
-        const response = await fetch(`${orchestrator?.url}/api/v1/jobs/${jobId}`);
-        if (response.status !== 200) return false;
-        job = (await response.json()) as typeof job;
-        return job?.status === 'completed' || job?.status === 'failed';
-      },
+    const job = await finishedJob<{ status: string; stages: { stage: string; status: string }[] }>(
+      orchestrator?.url,
+      jobId,
       { timeoutMs: 120_000, intervalMs: 500 },
     );
     expect(job?.status, JSON.stringify(job)).toBe('completed');
@@ -371,14 +385,9 @@ describe('local cluster with the real stages', () => {
     const jobId = `job-${location.split('/').at(-1)}`;
     const orchestrator = state.processes.find((p) => p.role === 'orchestrator');
     type Ref = { kind: string; storage_id: string; object_key: string; size_bytes: number; sha256: string };
-    let job: { status: string; stages: { stage: string; status: string; outputs: Ref[] }[] } | undefined;
-    await waitFor(
-      async () => {
-        const response = await fetch(`${orchestrator?.url}/api/v1/jobs/${jobId}`);
-        if (response.status !== 200) return false;
-        job = (await response.json()) as typeof job;
-        return job?.status === 'completed' || job?.status === 'failed';
-      },
+    const job = await finishedJob<{ status: string; stages: { stage: string; status: string; outputs: Ref[] }[] }>(
+      orchestrator?.url,
+      jobId,
       { timeoutMs: 240_000, intervalMs: 1_000 },
     );
     expect(job?.status, JSON.stringify(job?.stages.map((s) => [s.stage, s.status]))).toBe('completed');
