@@ -11,6 +11,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ffprobe } from '@polyvision/shared';
+import { Redis } from 'ioredis';
+import { Kafka } from 'kafkajs';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceUrl, spawnTracked, uniqueName } from '../support/index.ts';
 
@@ -34,6 +37,7 @@ interface DemoJson {
   matchId: string;
   outDir: string;
   services: { bus: string; database: string; redis: string };
+  names: { topicPrefix: string; schema: string; redisKeyPrefix: string };
   placements: Array<{ attempts: Array<{ storage_id: string; outcome: string }>; placed: boolean; replica: string }>;
   panoramaPlacement: { storageId: string; location: string } | null;
   job: { status: string; stages: Array<{ stage: string; status: string; attempt: number }> };
@@ -205,6 +209,26 @@ describe.skipIf(modelArgs === null)('pnpm demo end to end', () => {
     const demo = JSON.parse(await readFile(join(outRoot, matchId, 'demo.json'), 'utf8')) as DemoJson;
     expect(demo.services).toEqual({ bus: 'kafka', database: 'pg', redis: 'redis' });
     await checkOutputs(demo, output);
+    // The run's own names, none of them left behind.
+    expect(demo.names.topicPrefix).toMatch(/^demo-[0-9a-f]{8}$/);
+    expect(demo.names.schema).toMatch(/^demo_[0-9a-f]{8}$/);
+    expect(demo.names.redisKeyPrefix).toMatch(/^demo:[0-9a-f]{8}:$/);
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    const schemas = await client.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [
+      demo.names.schema,
+    ]);
+    await client.end();
+    expect(schemas.rowCount).toBe(0);
+    const redis = new Redis(env.REDIS_URL);
+    const keys = await redis.keys(`${demo.names.redisKeyPrefix}*`);
+    redis.disconnect();
+    expect(keys).toEqual([]);
+    const admin = new Kafka({ brokers: env.KAFKA_BROKERS.split(','), logLevel: 0 }).admin();
+    await admin.connect();
+    const topics = await admin.listTopics();
+    await admin.disconnect();
+    expect(topics.filter((t) => t.startsWith(`${demo.names.topicPrefix}.`))).toEqual([]);
   });
 
   it('refuses bad input with a clear error and exit status 2', async () => {

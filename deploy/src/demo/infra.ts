@@ -58,7 +58,6 @@ export interface DemoInfra {
  */
 export async function openDemoInfra(urls: ServiceUrls): Promise<DemoInfra> {
   const run = randomBytes(4).toString('hex');
-  const real = Boolean(urls.kafkaBrokers || urls.databaseUrl || urls.redisUrl);
   const topicPrefix = urls.kafkaBrokers ? `demo-${run}` : 'polyvision';
   const schema = urls.databaseUrl ? `demo_${run}` : 'public';
   const redisKeyPrefix = urls.redisUrl ? `demo:${run}:` : '';
@@ -100,11 +99,8 @@ export async function openDemoInfra(urls: ServiceUrls): Promise<DemoInfra> {
     close() {
       closing ??= (async () => {
         await idempotency.close().catch(() => {});
-        if (real && urls.redisUrl && idempotencyRedis) {
-          const keys = await idempotencyRedis.keys(`${redisKeyPrefix}*`).catch(() => [] as string[]);
-          if (keys.length > 0) await idempotencyRedis.del(...keys).catch(() => 0);
-        }
         for (const client of clients) client.disconnect();
+        if (urls.redisUrl) await deleteKeys(urls.redisUrl, redisKeyPrefix).catch(() => {});
         if (urls.kafkaBrokers) {
           const topics = polyvisionTopicSpecs(topicPrefix).map((spec) => spec.topic);
           await bus.deleteTopics(topics).catch(() => {});
@@ -116,4 +112,19 @@ export async function openDemoInfra(urls: ServiceUrls): Promise<DemoInfra> {
       return closing;
     },
   };
+}
+
+/** Deletes every key under `prefix` (SCAN, never KEYS: the server may be shared and large). */
+async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
 }

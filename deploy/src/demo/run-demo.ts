@@ -49,6 +49,8 @@ export interface DemoResult {
   organizationId: string;
   outDir: string;
   services: { bus: string; database: string; redis: string };
+  /** This run's names on the services (unique per run on real services; removed at the end). */
+  names: { topicPrefix: string; schema: string; redisKeyPrefix: string };
   placements: PlacementRecord[];
   /** The edge's upload tries (a final 507 would appear here). */
   uploadTries: UploadTry[];
@@ -219,6 +221,7 @@ export async function runDemo(
       organizationId,
       outDir,
       services: { bus: infra.busKind, database: infra.dbKind, redis: infra.redisKind },
+      names: { topicPrefix: infra.topicPrefix, schema: infra.schema, redisKeyPrefix: infra.redisKeyPrefix },
       placements: stack.placements,
       uploadTries: tries,
       panoramaPlacement: placedSe
