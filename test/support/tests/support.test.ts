@@ -174,8 +174,24 @@ describe('spawnService', () => {
     const service = await spawnService(main, { SERVICE_MODE: 'listen' });
     expect(service.url).toBe('http://127.0.0.1:1');
     expect(service.env.SERVICE_MODE).toBe('listen');
+    expect(service.listening).toMatchObject({ args: [], inherited: null });
     await service.stop();
-    expect(service.child.signalCode ?? service.child.exitCode).not.toBeNull();
+    expect(await service.exited).toBe('SIGTERM');
+  });
+
+  it("passes args, cwd and (with inheritEnv) this process's environment", async () => {
+    process.env.SPAWN_SERVICE_INHERITED = 'yes';
+    try {
+      const service = await spawnService(
+        main,
+        { SERVICE_MODE: 'listen' },
+        { args: ['orchestrator', '--x'], cwd: '/tmp', inheritEnv: true },
+      );
+      expect(service.listening).toMatchObject({ args: ['orchestrator', '--x'], cwd: '/tmp', inherited: 'yes' });
+      await service.stop();
+    } finally {
+      delete process.env.SPAWN_SERVICE_INHERITED;
+    }
   });
 
   it('rejects with the exit code and stderr when the main exits first', async () => {

@@ -1,7 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { spawnTracked, stopTracked } from '../../../../test/support/index.ts';
+import { spawnService, stopTracked } from '../../../../test/support/index.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -23,35 +22,18 @@ export async function startOrchestratorProcess(
   env: Record<string, string>,
   timeoutMs = 60_000,
 ): Promise<OrchestratorProcess> {
-  const child = spawnTracked(process.execPath, ['deploy/src/cli/main.ts', 'orchestrator'], {
-    cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: 'warn', ORCHESTRATOR_HTTP_PORT: '0', ...env },
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-8_000);
-  });
-  const exited = new Promise<number | string>((resolve) =>
-    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  const service = await spawnService(
+    'deploy/src/cli/main.ts',
+    { ORCHESTRATOR_HTTP_PORT: '0', ...env },
+    { label: 'orchestrator', args: ['orchestrator'], cwd: repoRoot, inheritEnv: true, startTimeoutMs: timeoutMs },
   );
-  const ready = new Promise<{ url: string; instance: string }>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    lines.on('line', (line) => {
-      try {
-        const event = JSON.parse(line) as { event?: string; url?: string; instance?: string };
-        if (event.event === 'listening') resolve({ url: event.url!, instance: event.instance! });
-      } catch {
-        // not ours
-      }
-    });
-    void exited.then((code) => reject(new Error(`orchestrator exited (${code}) before listening: ${stderr}`)));
-    setTimeout(
-      () => reject(new Error(`orchestrator not listening within ${timeoutMs} ms: ${stderr}`)),
-      timeoutMs,
-    ).unref();
-  });
-  const { url, instance } = await ready;
-  return { child, url, instance, exited, stderrTail: () => stderr };
+  return {
+    child: service.child,
+    url: service.url,
+    instance: String(service.listening.instance),
+    exited: service.exited,
+    stderrTail: () => service.stderr().slice(-8_000),
+  };
 }
 
 /** SIGKILL, waits for the exit. */
