@@ -38,6 +38,7 @@ interface DemoJson {
   outDir: string;
   services: { bus: string; database: string; redis: string };
   names: { topicPrefix: string; schema: string; redisKeyPrefix: string };
+  upload: { state: string; insufficientStorageResponses: number };
   placements: Array<{ attempts: Array<{ storage_id: string; outcome: string }>; placed: boolean; replica: string }>;
   panoramaPlacement: { storageId: string; location: string } | null;
   job: { status: string; stages: Array<{ stage: string; status: string; attempt: number }> };
@@ -94,6 +95,9 @@ async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
   expect(demo.panoramaPlacement?.storageId).not.toBe('se-5-dc-north');
   expect(demo.panoramaPlacement?.storageId).toBe(attempts.at(-1)?.storage_id);
   expect(output).toMatch(/507 from se-5-dc-north .* placed on se-[1-4]-dc-(east|west)/);
+  // The edge's spool saw the panorama confirmed by the core (then deleted it); no final 507 reached the edge.
+  expect(['confirmed', 'deleted']).toContain(demo.upload.state);
+  expect(demo.upload.insufficientStorageResponses).toBe(0);
   // Leaders: one capacity monitor, two orchestrators sharing the 12 partitions.
   expect(['ingest-1', 'ingest-2']).toContain(demo.leaders.capacityMonitor);
   const partitions = Object.values(demo.leaders.orchestratorPartitions);

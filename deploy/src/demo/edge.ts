@@ -3,8 +3,8 @@ import { createReadStream } from 'node:fs';
 import { copyFile, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { createStitcher, tusUpload } from '@polyvision/edge';
-import { abortableSleep, PolyvisionError, type VenueCalibration, venueCalibrationSchema } from '@polyvision/shared';
+import { Alarms, createStitcher, Spool, Uploader } from '@polyvision/edge';
+import { PolyvisionError, type VenueCalibration, venueCalibrationSchema } from '@polyvision/shared';
 
 /** What the demo edge stitches. */
 export interface EdgeInput {
@@ -102,65 +102,73 @@ async function digest(path: string): Promise<{ sizeBytes: number; sha256: string
   return { sizeBytes: (await stat(path)).size, sha256: hash.digest('hex') };
 }
 
-/** One answer the edge got while uploading. */
-export interface UploadTry {
+/** What the edge's uploader went through. */
+export interface UploadReport {
   ingestUrl: string;
-  outcome: 'uploaded' | 'insufficient_storage' | 'failed';
-  message?: string;
+  /** Journal state of the panorama at the end: `confirmed` (sha256 confirmed by the core). */
+  state: string;
+  /** Final `507`s the ingest sent back (none when a retry on another SE inside ingest sufficed). */
+  insufficientStorageResponses: number;
+  /** Failed attempts of any kind. */
+  failures: number;
 }
 
 /**
- * Uploads the panorama with the edge's tus client (resumable, chunked), to the
- * ingest replicas in turn; on a final `507` it waits the `Retry-After` the
- * ingest sent and tries again, at most `maxTries` times.
+ * Hands the panorama to the edge's durable spool (`edge/src/spool`: sqlite
+ * journal, fsync, sha256) and lets the edge's uploader (`edge/src/upload`:
+ * tus, resumable, honours `Retry-After` on a final 507, confirms the sha256)
+ * drain it to `ingestUrl`. The spool works on a copy; the panorama stays in place.
  *
- * @throws PolyvisionError the last ingest error after `maxTries`.
+ * @throws PolyvisionError `demo_upload_failed` with the uploader's last error when
+ *   the file is not confirmed within `timeoutMs`; `aborted` when `signal` fires.
  */
 export async function uploadPanorama(options: {
   panorama: EdgePanorama;
-  ingestUrls: string[];
+  ingestUrl: string;
   token: string;
   organizationId: string;
   matchId: string;
-  maxTries?: number;
+  spoolDir: string;
+  /** @defaultValue 300_000 */
+  timeoutMs?: number;
   signal?: AbortSignal;
   onProgress?: (sentBytes: number, totalBytes: number) => void;
-}): Promise<{ tries: UploadTry[]; uploadUrl: string }> {
-  const tries: UploadTry[] = [];
-  const maxTries = options.maxTries ?? 5;
-  let uploadUrl: string | null = null;
-  for (let n = 0; ; n++) {
-    const ingestUrl = options.ingestUrls[n % options.ingestUrls.length] as string;
-    try {
-      const outcome = await tusUpload({
-        path: options.panorama.path,
-        sizeBytes: options.panorama.sizeBytes,
-        endpoint: `${ingestUrl}/api/v1/uploads`,
-        uploadUrl,
-        token: options.token,
-        metadata: {
-          organization_id: options.organizationId,
-          match_id: options.matchId,
-          kind: 'panorama',
-          filename: 'panorama.mp4',
-          sha256: options.panorama.sha256,
-        },
-        chunkSizeBytes: 4 * 1024 * 1024,
-        onUploadUrl: (url) => {
-          uploadUrl = url;
-        },
-        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      tries.push({ ingestUrl, outcome: 'uploaded' });
-      return { tries, uploadUrl: outcome.uploadUrl };
-    } catch (error) {
-      const e = error instanceof PolyvisionError ? error : new PolyvisionError('upload_failed', String(error));
-      const insufficient = e.code === 'ingest_insufficient_storage';
-      tries.push({ ingestUrl, outcome: insufficient ? 'insufficient_storage' : 'failed', message: e.message });
-      if (n + 1 >= maxTries || e.code === 'aborted' || e.code === 'ingest_unauthorized') throw e;
-      const retryAfterMs = typeof e.details?.retry_after_ms === 'number' ? e.details.retry_after_ms : 1_000;
-      await abortableSleep(Math.min(retryAfterMs, 30_000), options.signal);
+}): Promise<UploadReport> {
+  const alarms = new Alarms();
+  const spool = await Spool.open({ dir: options.spoolDir, alarms, minFreeBytes: 0 });
+  try {
+    const copy = join(options.spoolDir, 'incoming-panorama.mp4');
+    await copyFile(options.panorama.path, copy);
+    const row = await spool.add(copy, { matchId: options.matchId, kind: 'panorama', source: 'panorama', seq: 0 });
+    const uploader = new Uploader({
+      spool,
+      alarms,
+      ingestUrl: options.ingestUrl,
+      token: options.token,
+      organizationId: options.organizationId,
+      chunkSizeBytes: 4 * 1024 * 1024,
+      baseDelayMs: 500,
+      maxRetryAfterMs: 30_000,
+      ...(options.onProgress ? { onProgress: (_row, sent, total) => options.onProgress?.(sent, total) } : {}),
+    });
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? 300_000);
+    await uploader.drain(options.signal ? AbortSignal.any([options.signal, timeout]) : timeout);
+    options.signal?.throwIfAborted();
+    const state = spool.journal.get(row.id)?.state ?? 'missing';
+    const status = uploader.status();
+    if (state !== 'confirmed' && state !== 'deleted') {
+      throw new PolyvisionError(
+        'demo_upload_failed',
+        `the edge could not upload the panorama (state ${state}): ${status.lastError ?? 'no error recorded'}`,
+      );
     }
+    return {
+      ingestUrl: options.ingestUrl,
+      state,
+      insufficientStorageResponses: status.insufficientStorageResponses,
+      failures: status.failures,
+    };
+  } finally {
+    spool.journal.close();
   }
 }

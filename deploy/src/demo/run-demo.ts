@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { getJob, type JobView, type StageHandler } from '@polyvision/core';
 import { abortableSleep, type Logger, PolyvisionError, silentLogger } from '@polyvision/shared';
 import { type CollectedOutputs, collectOutputs } from './collect.ts';
-import { type EdgePanorama, stitchPanorama, type UploadTry, uploadPanorama } from './edge.ts';
+import { type EdgePanorama, stitchPanorama, type UploadReport, uploadPanorama } from './edge.ts';
 import { openDemoInfra, type ServiceUrls } from './infra.ts';
 import type { DemoOptions } from './options.ts';
 import { writeReport } from './report.ts';
@@ -52,8 +52,8 @@ export interface DemoResult {
   /** This run's names on the services (unique per run on real services; removed at the end). */
   names: { topicPrefix: string; schema: string; redisKeyPrefix: string };
   placements: PlacementRecord[];
-  /** The edge's upload tries (a final 507 would appear here). */
-  uploadTries: UploadTry[];
+  /** What the edge's uploader went through (a final 507 would be counted here). */
+  upload: UploadReport;
   /** SE that holds the panorama, with its datacenter. */
   panoramaPlacement: { storageId: string; location: string; sizeBytes: number } | null;
   job: JobView;
@@ -182,12 +182,14 @@ export async function runDemo(
         `${nearlyFull.storageId} (${nearlyFull.location}) is nearly full: a neighbour booked ${formatBytes(booked)}; the capacity cache does not know yet`,
       );
     }
-    const { tries } = await uploadPanorama({
+    // The follower replica takes the upload: it places with the leader's shared capacity cache.
+    const upload = await uploadPanorama({
       panorama,
-      ingestUrls: stack.ingest.map((i) => i.url),
+      ingestUrl: (stack.ingest[1] ?? stack.ingest[0])?.url as string,
       token: stack.edgeToken,
       organizationId,
       matchId,
+      spoolDir: join(edgeDir, 'spool'),
       ...(signal ? { signal } : {}),
       onProgress: (sent, total) => observer.step?.('upload', 'running', sent / total),
     });
@@ -223,7 +225,7 @@ export async function runDemo(
       services: { bus: infra.busKind, database: infra.dbKind, redis: infra.redisKind },
       names: { topicPrefix: infra.topicPrefix, schema: infra.schema, redisKeyPrefix: infra.redisKeyPrefix },
       placements: stack.placements,
-      uploadTries: tries,
+      upload,
       panoramaPlacement: placedSe
         ? { storageId: placedSe.storageId, location: placedSe.location, sizeBytes: panorama.sizeBytes }
         : null,

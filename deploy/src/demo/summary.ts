@@ -35,8 +35,10 @@ export function formatSummary(result: DemoResult, cwd: string): string {
       `  507 from ${e.storageId} (reservation refused on ${e.replica}; the cache still showed room) → excluded, cache updated, placed on ${e.resolvedOn ?? 'nothing'}`,
     );
   }
-  const edge507 = result.uploadTries.filter((t) => t.outcome === 'insufficient_storage').length;
-  if (edge507 > 0) lines.push(`  the edge got ${edge507} final 507(s) and waited Retry-After`);
+  const edge507 = result.upload.insufficientStorageResponses;
+  lines.push(
+    `  the edge's uploader (spool ${result.upload.state}) ${edge507 > 0 ? `got ${edge507} final 507(s) and waited Retry-After` : 'never saw a 507: ingest resolved it inside one request'}`,
+  );
   lines.push('', 'Stage timings (wall)');
   for (const t of result.timings)
     lines.push(`  ${t.step.padEnd(8)} ${s(t.durationMs).padStart(8)}   (${s(t.startMs)} → ${s(t.endMs)})`);
