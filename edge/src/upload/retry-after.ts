@@ -1,16 +1,11 @@
-/**
- * `Retry-After` (RFC 9110 §10.2.3): either delay-seconds or an HTTP-date.
- */
+import { parseRetryAfterMs as parseRetryAfter } from '@polyvision/shared';
 
 /**
- * Parses a `Retry-After` value into milliseconds from `nowMs`.
+ * Parses a `Retry-After` value (RFC 9110 §10.2.3: delay-seconds or an
+ * HTTP-date) into milliseconds from `nowMs`: the shared HTTP client's parser,
+ * with null for "none" as the uploader's header reads give.
  * @returns null when absent or unparsable; 0 for a date in the past.
  */
 export function parseRetryAfterMs(value: string | null | undefined, nowMs = Date.now()): number | null {
-  if (value === null || value === undefined) return null;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  if (Number.isNaN(date)) return null;
-  return Math.max(0, date - nowMs);
+  return parseRetryAfter(value ?? undefined, nowMs) ?? null;
 }
