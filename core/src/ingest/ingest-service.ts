@@ -19,6 +19,7 @@ import { Redis } from 'ioredis';
 import { AdaptiveCapacityMonitor, CAPACITY_LEADER_KEY, CapacityCache } from '../capacity/index.ts';
 import { createDatabase, type Database, migrate } from '../db/index.ts';
 import { createOpsService } from '../ops/ops-service.ts';
+import { topicNames } from '../orchestrator/contracts/index.ts';
 import { type EdgeIdentity, verifyEdgeToken } from './edge-tokens.ts';
 import type { IngestSettings } from './options.ts';
 import type { PlacementAttempt } from './placement.ts';
@@ -118,7 +119,7 @@ export async function startIngest(
       retryAfterMs: env.INGEST_RETRY_AFTER_SECONDS * 1000,
     },
     uploadExpirationMs: env.INGEST_UPLOAD_EXPIRATION_MS,
-    jobCommandsTopic: `${env.POLYVISION_TOPIC_PREFIX}.jobs.commands`,
+    jobCommandsTopic: topicNames(env.POLYVISION_TOPIC_PREFIX).commands,
     logger,
     ownerOf: (id) => owners.get(id),
     onPlacement: (attempts, placed) => {
