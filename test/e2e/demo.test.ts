@@ -39,6 +39,7 @@ interface DemoJson {
   services: { bus: string; database: string; redis: string };
   names: { topicPrefix: string; schema: string; redisKeyPrefix: string };
   upload: { state: string; insufficientStorageResponses: number };
+  stored: Array<{ path: string; storageId: string; sizeBytes: number }>;
   placements: Array<{ attempts: Array<{ storage_id: string; outcome: string }>; placed: boolean; replica: string }>;
   panoramaPlacement: { storageId: string; location: string } | null;
   job: { status: string; stages: Array<{ stage: string; status: string; attempt: number }> };
@@ -98,6 +99,9 @@ async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
   // The edge's spool saw the panorama confirmed by the core (then deleted it); no final 507 reached the edge.
   expect(['confirmed', 'deleted']).toContain(demo.upload.state);
   expect(demo.upload.insufficientStorageResponses).toBe(0);
+  // Every stage output lives on a storage element with room (never the filled one) and came back from there.
+  expect(demo.stored.map((o) => o.path).sort()).toEqual(demo.outputs.files.filter((f) => f !== 'panorama.mp4'));
+  for (const o of demo.stored) expect(o.storageId, o.path).toMatch(/^se-[1-4]-dc-(east|west)$/);
   // Leaders: one capacity monitor, two orchestrators sharing the 12 partitions.
   expect(['ingest-1', 'ingest-2']).toContain(demo.leaders.capacityMonitor);
   const partitions = Object.values(demo.leaders.orchestratorPartitions);

@@ -1,6 +1,7 @@
-import { copyFile, cp, mkdir, readdir, rm, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
-import type { JobView } from '@polyvision/core';
+import { copyFile, mkdir, readdir, rm } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import type { ArtifactIo, Database, JobView } from '@polyvision/core';
+import type { ArtifactRef } from '@polyvision/shared';
 
 /** Files of `out/<match_id>/`, paths relative to it. */
 export interface CollectedOutputs {
@@ -18,30 +19,64 @@ export interface CollectedOutputs {
   files: string[];
 }
 
+/** Where one stage output was stored. */
+export interface StoredOutput {
+  /** Path in the match folder. */
+  path: string;
+  storageId: string;
+  sizeBytes: number;
+}
+
 /**
- * Writes the match folder: `panorama.mp4` and one folder per stage
- * (`detect/`, `track/`, `vcam/`, `analyze/`, `encode/hls/`) copied from the
- * workers' artifact store under `<org>/<match>/<stage>/<model_version>/`.
+ * Writes the match folder from the storage elements: the panorama (the job's
+ * input) and every stage output the `files` catalog lists for the job, each
+ * downloaded through the workers' artifact store (sha256 checked) to
+ * `<stage>/<name…>` (`detect/`, `track/`, `vcam/`, `analyze/`, `encode/hls/`).
  * A previous folder of the same match is replaced.
  */
 export async function collectOutputs(options: {
   job: JobView;
-  artifactDir: string;
-  panoramaPath: string;
+  db: Database;
+  io: ArtifactIo;
+  workDir: string;
   outDir: string;
-}): Promise<CollectedOutputs> {
+}): Promise<CollectedOutputs & { stored: StoredOutput[] }> {
   const { job, outDir } = options;
   await rm(outDir, { recursive: true, force: true });
   await mkdir(outDir, { recursive: true });
-  await copyFile(options.panoramaPath, join(outDir, 'panorama.mp4'));
-  for (const stage of job.stages) {
-    const version = stage.model_version.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
-    const source = join(options.artifactDir, job.organization_id, job.match_id, stage.stage, version);
-    const exists = await stat(source).then(
-      (s) => s.isDirectory(),
-      () => false,
+  const panorama = (job.inputs as ArtifactRef[]).find((i) => i.kind === 'panorama') ?? (job.inputs[0] as ArtifactRef);
+  await copyFile(await options.io.openInput(panorama, options.workDir), join(outDir, 'panorama.mp4'));
+  const rows = await options.db.query<{
+    storage_id: string;
+    object_key: string;
+    size_bytes: string | number;
+    sha256: string;
+    kind: string;
+    output_key: string;
+  }>(
+    `SELECT storage_id, object_key, size_bytes, sha256, kind, output_key FROM files
+     WHERE job_id = $1 AND output_key IS NOT NULL ORDER BY output_key`,
+    [job.job_id],
+  );
+  const stored: StoredOutput[] = [];
+  for (const row of rows.rows) {
+    // output_key: <org>/<match>/<stage>/<model_version>/<name…>
+    const [, , stage, , ...name] = row.output_key.split('/');
+    if (!stage || name.length === 0) continue;
+    const path = [stage, ...name].join('/');
+    const local = await options.io.openInput(
+      {
+        kind: row.kind,
+        storage_id: row.storage_id,
+        object_key: row.object_key,
+        size_bytes: Number(row.size_bytes),
+        sha256: row.sha256,
+      },
+      options.workDir,
     );
-    if (exists) await cp(source, join(outDir, stage.stage), { recursive: true });
+    await mkdir(dirname(join(outDir, path)), { recursive: true });
+    await copyFile(local, join(outDir, path));
+    stored.push({ path, storageId: row.storage_id, sizeBytes: Number(row.size_bytes) });
   }
   const files = (await listFiles(outDir)).map((f) => relative(outDir, f)).sort();
   const one = (path: string) => (files.includes(path) ? path : null);
@@ -57,6 +92,7 @@ export async function collectOutputs(options: {
     analytics: one('analyze/summary.json'),
     heatmaps: files.filter((f) => f.startsWith('analyze/heatmaps/') && f.endsWith('.png')),
     files,
+    stored,
   };
 }
 

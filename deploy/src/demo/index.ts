@@ -8,7 +8,6 @@
  * - {@link ensureSample} (sample.ts): the cached synthetic match;
  * - {@link LiveView} (live-view.ts), {@link formatSummary} (summary.ts), {@link writeReport} (report.ts).
  */
-export * from './artifact-io.ts';
 export * from './collect.ts';
 export * from './edge.ts';
 export * from './embedded-redis.ts';

@@ -74,6 +74,10 @@ ${result.panoramaPlacement ? `<p>panorama.mp4 (${formatBytes(result.panoramaPlac
 ${refused.map((e) => `<tr><td>${escapeHtml(e.storageId)}</td><td>${escapeHtml(e.replica)}</td><td>${escapeHtml(e.resolvedOn ?? 'not placed')}</td><td>${escapeHtml(e.message)}</td></tr>`).join('')}
 </table>
 
+<table><tr><th>stage output</th><th>storage element</th><th>size</th></tr>
+${result.stored.map((o) => `<tr><td>${link(o.path)}</td><td>${escapeHtml(o.storageId)}</td><td>${formatBytes(o.sizeBytes)}</td></tr>`).join('')}
+</table>
+
 <h2 id="timings">Stage timings</h2>
 <table><tr><th>step</th><th>wall time</th><th>from</th><th>to</th></tr>
 ${result.timings.map((t) => `<tr><td>${t.step}</td><td>${s(t.durationMs)}</td><td>${s(t.startMs)}</td><td>${s(t.endMs)}</td></tr>`).join('')}

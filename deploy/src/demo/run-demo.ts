@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getJob, type JobView, type StageHandler } from '@polyvision/core';
 import { abortableSleep, type Logger, PolyvisionError, silentLogger } from '@polyvision/shared';
-import { type CollectedOutputs, collectOutputs } from './collect.ts';
+import { type CollectedOutputs, collectOutputs, type StoredOutput } from './collect.ts';
 import { type EdgePanorama, stitchPanorama, type UploadReport, uploadPanorama } from './edge.ts';
 import { openDemoInfra, type ServiceUrls } from './infra.ts';
 import type { DemoOptions } from './options.ts';
@@ -64,6 +64,8 @@ export interface DemoResult {
   opsUrl: string;
   panorama: EdgePanorama;
   outputs: CollectedOutputs;
+  /** Where each stage output was placed (SE per file). */
+  stored: StoredOutput[];
   analysisFps: number | null;
   /** `WxH` of the virtual-camera video. */
   vcamSize: string | null;
@@ -137,7 +139,6 @@ export async function runDemo(
     const stack = await startDemoStack({
       infra,
       storage,
-      artifactDir: join(workRoot, 'artifacts'),
       stageEnv: options.stageEnv,
       organizationId,
       logger,
@@ -212,10 +213,13 @@ export async function runDemo(
     // 6. Outputs and report.
     begin('collect');
     const outDir = join(options.outRoot, matchId);
-    const outputs = await collectOutputs({
+    const collectDir = join(workRoot, 'collect');
+    await mkdir(collectDir, { recursive: true });
+    const { stored, ...outputs } = await collectOutputs({
       job,
-      artifactDir: join(workRoot, 'artifacts'),
-      panoramaPath: panorama.path,
+      db: infra.db,
+      io: stack.io,
+      workDir: collectDir,
       outDir,
     });
     const result: DemoResult = {
@@ -242,6 +246,7 @@ export async function runDemo(
       opsUrl,
       panorama,
       outputs,
+      stored,
       analysisFps: options.stageEnv.DETECT_ANALYSIS_FPS ? Number(options.stageEnv.DETECT_ANALYSIS_FPS) : null,
       vcamSize: options.stageEnv.VCAM_OUTPUT_WIDTH
         ? `${options.stageEnv.VCAM_OUTPUT_WIDTH}x${options.stageEnv.VCAM_OUTPUT_HEIGHT}`

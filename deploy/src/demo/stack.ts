@@ -1,4 +1,6 @@
 import {
+  type ArtifactIo,
+  createArtifactIo,
   createEdgeToken,
   loadIngestSettings,
   loadStageHandler,
@@ -13,7 +15,6 @@ import {
   WorkerRuntime,
 } from '@polyvision/core';
 import { type Logger, silentLogger } from '@polyvision/shared';
-import { DemoArtifactIo } from './artifact-io.ts';
 import type { DemoInfra } from './infra.ts';
 import { DEMO_PREFERRED_LOCATION, type DemoStorageElement } from './storage.ts';
 
@@ -29,8 +30,6 @@ export interface PlacementRecord {
 export interface DemoStackOptions {
   infra: DemoInfra;
   storage: { token: string; elements: DemoStorageElement[] };
-  /** Folder of the workers' stage outputs. */
-  artifactDir: string;
   /** Stage environment (DETECT_*, VCAM_*, …) handed to the stage handlers. */
   stageEnv: Record<string, string | undefined>;
   organizationId: string;
@@ -50,6 +49,8 @@ export interface DemoStack {
   /** Operator token of the ops page. */
   opsToken: string;
   placements: PlacementRecord[];
+  /** The workers' artifact store (the demo reads the outputs back through it). */
+  io: ArtifactIo;
   close(): Promise<void>;
 }
 
@@ -131,11 +132,19 @@ export async function startDemoStack(options: DemoStackOptions): Promise<DemoSta
       orchestrators.push(orchestrator);
     }
 
-    const io = new DemoArtifactIo(
-      options.artifactDir,
-      new Map(options.storage.elements.map((e) => [e.storageId, { url: e.running.url, token: options.storage.token }])),
-    );
-    const context = { env: { ...options.stageEnv, WORKER_ARTIFACT_DIR: options.artifactDir } };
+    // The workers' storage: inputs downloaded from the SE that holds them, outputs placed on the
+    // SEs like ingest places uploads (capacity cache, reservation, 507 → next) and catalogued in `files`.
+    const io = createArtifactIo({
+      env: {
+        STORAGE_ELEMENTS: JSON.stringify(options.storage.elements.map((e) => e.entry)),
+        REDIS_KEY_PREFIX: infra.redisKeyPrefix,
+        WORKER_ID: 'worker-1',
+      },
+      db: infra.db,
+      redis: infra.newRedis(),
+      logger: logger.child({ replica: 'worker-1' }),
+    });
+    const context = { env: { ...options.stageEnv } };
     const wrap = options.wrapHandler ?? ((h: StageHandler) => h);
     const stages = ['detect', 'track', 'vcam', 'analyze', 'encode'] as const;
     const handlers: StageHandler[] = [];
@@ -154,7 +163,7 @@ export async function startDemoStack(options: DemoStackOptions): Promise<DemoSta
     });
     await worker.start();
     closers.push(() => worker.close());
-    return { ingest, ingestIds, orchestrators, worker, edgeToken, opsToken, placements, close };
+    return { ingest, ingestIds, orchestrators, worker, edgeToken, opsToken, placements, io, close };
   } catch (error) {
     await close();
     throw error;

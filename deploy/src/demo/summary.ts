@@ -39,6 +39,16 @@ export function formatSummary(result: DemoResult, cwd: string): string {
   lines.push(
     `  the edge's uploader (spool ${result.upload.state}) ${edge507 > 0 ? `got ${edge507} final 507(s) and waited Retry-After` : 'never saw a 507: ingest resolved it inside one request'}`,
   );
+  const perSe = new Map<string, number>();
+  for (const o of result.stored) perSe.set(o.storageId, (perSe.get(o.storageId) ?? 0) + 1);
+  lines.push(
+    `  ${result.stored.length} stage outputs placed by the worker: ${
+      [...perSe]
+        .sort()
+        .map(([id, n]) => `${id} ${n}`)
+        .join(', ') || 'none'
+    }`,
+  );
   lines.push('', 'Stage timings (wall)');
   for (const t of result.timings)
     lines.push(`  ${t.step.padEnd(8)} ${s(t.durationMs).padStart(8)}   (${s(t.startMs)} → ${s(t.endMs)})`);
