@@ -169,7 +169,7 @@ export class Detector {
 
   /** Plans tiles and the decode size for frames of `width × height` source pixels. */
   plan(width: number, height: number): DetectPlan {
-    const tiles = planTiles(width, height, this.options.tiling);
+    const tiles = planTiles(width, height, this.options.tiling, this.#spec.inputWidth);
     if (tiles.length === 1) {
       // One tile: let ffmpeg scale to the letterboxed size, so preprocessing is a copy.
       const scale = letterboxScale(width, height, this.#spec);

@@ -152,3 +152,18 @@ describe('layouts and decoders', () => {
     for (const [i, v] of [24, 12, 56, 28].entries()) expect(out[0]!.box[i]).toBeCloseTo(v, 4);
   });
 });
+
+describe('automatic tiling against the model input', () => {
+  it('never cuts more tiles than it takes to see the frame at the model’s native scale', () => {
+    const options = { columns: 'auto', rows: 1, overlapFraction: 0.15 } as const;
+    // The demo's 2880×392 panorama: 5 tiles by aspect, 3 with a 1280-wide model input.
+    expect(planTiles(2880, 392, options)).toHaveLength(5);
+    const tiles = planTiles(2880, 392, options, 1280);
+    expect(tiles).toHaveLength(3);
+    for (const tile of tiles) expect(tile.width).toBeLessThanOrEqual(1280);
+    // A small model input keeps the aspect rule.
+    expect(planTiles(2880, 392, options, 416)).toHaveLength(5);
+    // Frames up to 2:1 stay whole.
+    expect(planTiles(1280, 720, options, 416)).toHaveLength(1);
+  });
+});
