@@ -1,13 +1,51 @@
 import { randomUUID } from 'node:crypto';
-import { JOB_TOPIC_PARTITIONS, type JobSubmit, jobKey, TOPICS } from '@polyvision/shared';
+import { type ArtifactRef, JOB_TOPIC_PARTITIONS, type JobSubmit, jobKey, TOPICS } from '@polyvision/shared';
 import { partitionForKey } from '../bus/index.ts';
-import type { Database } from '../db/index.ts';
+import type { Database, Queryable } from '../db/index.ts';
 import { enqueueOutbox } from '../orchestrator/outbox/outbox-writer.ts';
 import type { UploadRow } from './upload-rows.ts';
 
 /** The job a panorama upload starts: one per upload, so a retried completion never starts two. */
 export function jobIdForUpload(uploadId: string): string {
   return `job-${uploadId}`;
+}
+
+/** The file name under which the edge uploads a match's venue calibration (kind `artifact`). */
+export const VENUE_CALIBRATION_FILENAME = 'venue.json';
+
+/**
+ * The latest catalogued `artifact` named `venue.json` of an organization's
+ * match, as an ArtifactRef of kind `calibration` (what the analyze stage reads
+ * to turn panorama pixels into pitch metres), or null when the edge has not
+ * uploaded one. "Latest" is by catalog time, then file id (a re-calibrated
+ * venue uploaded later wins).
+ */
+export async function findVenueCalibration(
+  db: Queryable,
+  organizationId: string,
+  matchId: string,
+): Promise<ArtifactRef | null> {
+  const { rows } = await db.query<{
+    storage_id: string;
+    object_key: string;
+    size_bytes: string | number;
+    sha256: string;
+  }>(
+    `SELECT storage_id, object_key, size_bytes, sha256 FROM files
+     WHERE organization_id = $1 AND match_id = $2 AND kind = 'artifact' AND filename = $3
+     ORDER BY created_at DESC, file_id DESC LIMIT 1`,
+    [organizationId, matchId, VENUE_CALIBRATION_FILENAME],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    kind: 'calibration',
+    storage_id: row.storage_id,
+    object_key: row.object_key,
+    size_bytes: Number(row.size_bytes),
+    sha256: row.sha256,
+    content_type: 'application/json',
+  };
 }
 
 /**
@@ -18,6 +56,9 @@ export function jobIdForUpload(uploadId: string): string {
  *    outbox (table `outbox`, migration 0003) for `polyvision.jobs.commands`,
  *    key `${organization_id}:${match_id}`, partition by Kafka's murmur2.
  *    The relay of the replica that owns that commands partition publishes it.
+ *    Its inputs are the panorama and, when the catalog holds one for the same
+ *    organization and match, the latest `venue.json` artifact as kind
+ *    `calibration` ({@link findVenueCalibration}, read in the same transaction).
  *
  * So the catalog row and the message exist together or not at all; a
  * repeated call (a retried PATCH, a HEAD after a crash) changes nothing.
@@ -54,6 +95,7 @@ export async function recordCompletedUpload(
     );
     if (row.kind === 'panorama') {
       const key = jobKey(row.organization_id, row.match_id);
+      const calibration = await findVenueCalibration(tx, row.organization_id, row.match_id);
       const message: JobSubmit = {
         type: 'job.submit',
         message_id: randomUUID(),
@@ -69,6 +111,7 @@ export async function recordCompletedUpload(
             size_bytes: row.size_bytes,
             sha256: row.sha256,
           },
+          ...(calibration ? [calibration] : []),
         ],
         priority: 'normal',
         requested_by: 'ingest',
