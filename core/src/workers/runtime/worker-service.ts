@@ -28,12 +28,21 @@ export async function startWorkerService(
     logger,
     'polyvision-worker',
   );
-  await connections.bus.ensureTopics(polyvisionTopicSpecs(config.POLYVISION_TOPIC_PREFIX));
+  let stageHandlers: StageHandler[];
+  try {
+    await connections.bus.ensureTopics(polyvisionTopicSpecs(config.POLYVISION_TOPIC_PREFIX));
+    stageHandlers = await handlers(connections);
+  } catch (error) {
+    // A stage that cannot load (model missing, bad stage config) must not leave a process
+    // holding open connections and doing nothing: close them so the caller can exit.
+    await connections.close().catch((closeError: unknown) => logger.warn({ err: closeError }, 'close failed'));
+    throw error;
+  }
   let claims: StageClaimStore = new PgStageClaimStore(connections.db);
   if (connections.redis) claims = new RedisStageKeys(claims, connections.redis, config.REDIS_KEY_PREFIX);
   const runtime = new WorkerRuntime({
     bus: connections.bus,
-    handlers: await handlers(connections),
+    handlers: stageHandlers,
     claims,
     logger,
     topicPrefix: config.POLYVISION_TOPIC_PREFIX,
