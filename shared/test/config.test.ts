@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, envBool, envEnum, envInt, envSecondsAsMs, loadConfig } from '../src/index.ts';
+import { ConfigError, envBool, envEnum, envInt, envSecondsAsMs, envUrl, loadConfig } from '../src/index.ts';
 
 const schema = z.object({
   PORT: envInt(8080, 1, 65535),
@@ -26,5 +26,10 @@ describe('loadConfig', () => {
     expect(attempt).toThrow(/PORT: got "70000", expected an integer ≤ 65535/);
     expect(() => loadConfig(schema, { MODE: 'xx' })).toThrow(/MODE: got "xx", expected one of rw, ro/);
     expect(() => loadConfig(schema, { LEADER_TTL: 'soon' })).toThrow(/LEADER_TTL/);
+  });
+
+  it('says a required variable is missing in plain words', () => {
+    const required = z.object({ REDIS_URL: envUrl() });
+    expect(() => loadConfig(required, {})).toThrow('REDIS_URL: got nothing, expected a value: it is required');
   });
 });

@@ -25,9 +25,14 @@ export function loadConfig<S extends z.ZodObject>(
   const issue = result.error.issues[0];
   const variable = String(issue?.path[0] ?? '(unknown)');
   const value = picked[variable];
+  // zod's own text for a missing value ("expected string, received undefined") tells an operator nothing.
+  const expected =
+    value === undefined && issue?.code === 'invalid_type'
+      ? 'a value: it is required'
+      : (issue?.message ?? 'a valid value');
   throw new ConfigError(
     variable,
-    `got ${value === undefined ? 'nothing' : JSON.stringify(value)}, expected ${issue?.message ?? 'a valid value'}`,
+    `got ${value === undefined ? 'nothing' : JSON.stringify(value)}, expected ${expected}`,
   );
 }
 
