@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnTracked, stopTracked, waitFor } from '../../test/support/index.ts';
 import { Alarms } from '../src/alarms/index.ts';
-import { compileEdgeConfig, EdgeNode, type EdgeStatus, Spool } from '../src/index.ts';
+import { compileEdgeConfig, EdgeNode, type EdgeStatus, Spool, uploadFileName } from '../src/index.ts';
 import { makeClip, type TestClip } from './support/clip.ts';
 import { mountSmallDisk } from './support/tmpfs.ts';
 import { startTestIngest, type TestIngest } from './support/tus-server.ts';
@@ -79,13 +79,16 @@ describe('edge node', () => {
       const rows = node.spool.journal.all();
       expect(rows.length).toBeGreaterThanOrEqual(3);
       const received = await ingest.completed();
-      expect(received.map((r) => r.metadata.filename).sort()).toEqual(rows.map((r) => r.fileName).sort());
+      expect(received.map((r) => r.metadata.filename).sort()).toEqual(rows.map((r) => uploadFileName(r)).sort());
       for (const row of rows)
-        expect(received.find((r) => r.metadata.filename === row.fileName)?.sha256).toBe(row.sha256);
+        expect(received.find((r) => r.metadata.filename === uploadFileName(row))?.sha256).toBe(row.sha256);
+      // The venue calibration the stitcher used went with the match, once, as the artifact venue.json.
+      const venues = received.filter((r) => r.metadata.kind === 'artifact');
+      expect(venues.map((r) => r.metadata.filename)).toEqual(['venue.json']);
       const status = (await (await fetch(`${api}/api/v1/status`)).json()) as EdgeStatus;
       expect(status.upload.filesConfirmed).toBe(rows.length);
       expect(status.spool.backlog_count).toBe(0);
-      expect(status.recording.panorama_segments).toBe(rows.length);
+      expect(status.recording.panorama_segments).toBe(rows.filter((r) => r.kind === 'panorama').length);
       const metrics = await (await fetch(`${api}/metrics`)).text();
       expect(metrics).toMatch(/edge_spool_backlog_segments\{[^}]*\} 0/);
       expect(metrics).toMatch(/edge_heartbeat_timestamp_seconds\{[^}]*\} [1-9]/);
@@ -189,7 +192,7 @@ describe('edge node', () => {
       await new Promise((r) => first.once('exit', r));
       // What the journal holds at the moment of the kill (all of it must arrive).
       const spool = await Spool.open({ dir: spoolDir, alarms: new Alarms(), minFreeBytes: 0 });
-      killed = { journaled: new Map(spool.journal.all().map((r) => [r.fileName, r.sha256])) };
+      killed = { journaled: new Map(spool.journal.all().map((r) => [uploadFileName(r), r.sha256])) };
       spool.close();
     } finally {
       await stopTracked(first, 1_000);
@@ -302,8 +305,8 @@ describe('edge node', () => {
         const received = await ingest.completed();
         for (const row of rowsAtPause) {
           expect(
-            received.find((r) => r.metadata.filename === row.fileName)?.sha256,
-            `received ${row.fileName} ${JSON.stringify(received.filter((r) => r.metadata.filename === row.fileName))}`,
+            received.find((r) => r.metadata.filename === uploadFileName(row))?.sha256,
+            `received ${row.fileName} ${JSON.stringify(received.filter((r) => r.metadata.filename === uploadFileName(row)))}`,
           ).toBe(row.sha256);
         }
       } finally {

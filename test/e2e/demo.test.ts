@@ -39,6 +39,8 @@ interface DemoJson {
   services: { bus: string; database: string; redis: string };
   names: { topicPrefix: string; schema: string; redisKeyPrefix: string };
   upload: { state: string; insufficientStorageResponses: number };
+  calibration: { uploadState: string | null; placedOn: string | null };
+  analyticsUnit: 'm' | 'px' | null;
   stored: Array<{ path: string; storageId: string; sizeBytes: number }>;
   placements: Array<{ attempts: Array<{ storage_id: string; outcome: string }>; placed: boolean; replica: string }>;
   panoramaPlacement: { storageId: string; location: string } | null;
@@ -135,8 +137,23 @@ async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
   expect(detections.length).toBeGreaterThan(1);
   const tracks = JSON.parse(await readFile(join(out, 'track', 'tracks.json'), 'utf8')) as { tracks: unknown[] };
   expect(tracks.tracks.length).toBeGreaterThan(0);
-  const analytics = JSON.parse(await readFile(join(out, 'analyze', 'summary.json'), 'utf8')) as { players: unknown[] };
+  // The venue calibration travelled with the match (venue.json uploaded by the edge before the panorama,
+  // handed to the job by ingest), so the analytics are in pitch metres with plausible distances.
+  expect(['confirmed', 'deleted']).toContain(demo.calibration.uploadState);
+  expect(demo.analyticsUnit).toBe('m');
+  expect(output).toContain('in pitch metres: the venue calibration (venue.json) travelled with the match');
+  const analytics = JSON.parse(await readFile(join(out, 'analyze', 'summary.json'), 'utf8')) as {
+    unit: string;
+    durationSeconds: number;
+    players: Array<{ distance: number }>;
+  };
+  expect(analytics.unit).toBe('m');
   expect(analytics.players.length).toBeGreaterThan(0);
+  for (const player of analytics.players) {
+    expect(player.distance).toBeGreaterThanOrEqual(0);
+    expect(player.distance).toBeLessThan(12 * DURATION_S); // nobody runs faster than 12 m/s
+  }
+  expect(Math.max(...analytics.players.map((p) => p.distance))).toBeGreaterThan(0);
   expect(demo.outputs.heatmaps.length).toBeGreaterThan(0);
   // The report links every output with a relative path that exists.
   const report = await readFile(join(out, 'report.html'), 'utf8');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, readFile, stat } from 'node:fs/promises';
+import { copyFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Alarms, createStitcher, Spool, Uploader } from '@polyvision/edge';
@@ -24,6 +24,8 @@ export interface EdgePanorama {
   widthPx: number | null;
   heightPx: number | null;
   stitchMs: number;
+  /** The venue calibration the panorama was stitched with (its pixel frame); null for a one-camera rig without one. */
+  venue: VenueCalibration | null;
 }
 
 /**
@@ -64,7 +66,15 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
   const output = join(workDir, 'panorama.mp4');
   if (input.cameraPaths.length === 1 && !input.calibrationPath) {
     await copyFile(input.cameraPaths[0] as string, output);
-    return { ...(await digest(output)), path: output, stitched: false, widthPx: null, heightPx: null, stitchMs: 0 };
+    return {
+      ...(await digest(output)),
+      path: output,
+      stitched: false,
+      widthPx: null,
+      heightPx: null,
+      stitchMs: 0,
+      venue: null,
+    };
   }
   if (!input.calibrationPath) {
     throw new PolyvisionError(
@@ -93,6 +103,7 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
     widthPx: stitcher.widthPx,
     heightPx: stitcher.heightPx,
     stitchMs: Math.round(performance.now() - started),
+    venue: stitcher.venue,
   };
 }
 
@@ -118,6 +129,7 @@ export interface UploadReport {
  * journal, fsync, sha256) and lets the edge's uploader (`edge/src/upload`:
  * tus, resumable, honours `Retry-After` on a final 507, confirms the sha256)
  * drain it to `ingestUrl`. The spool works on a copy; the panorama stays in place.
+ * The venue calibration goes first, through {@link uploadCalibration}.
  *
  * @throws PolyvisionError `demo_upload_failed` with the uploader's last error when
  *   the file is not confirmed within `timeoutMs`; `aborted` when `signal` fires.
@@ -168,6 +180,60 @@ export async function uploadPanorama(options: {
       insufficientStorageResponses: status.insufficientStorageResponses,
       failures: status.failures,
     };
+  } finally {
+    spool.journal.close();
+  }
+}
+
+/**
+ * Uploads the venue calibration the panorama was stitched with as the match's
+ * `venue.json` artifact (spool identity: kind `artifact`, source `venue`,
+ * seq 0, as the edge's MatchRecorder spools it), through the same durable
+ * spool and uploader as the panorama, and waits for the core's sha256
+ * confirmation. Run it before {@link uploadPanorama}: ingest gives the
+ * panorama's job the latest calibration catalogued for the match.
+ *
+ * @returns the journal state (`confirmed` or `deleted`).
+ * @throws PolyvisionError `demo_upload_failed` when it is not confirmed within
+ *   `timeoutMs`; `aborted` when `signal` fires.
+ */
+export async function uploadCalibration(options: {
+  venue: VenueCalibration;
+  ingestUrl: string;
+  token: string;
+  organizationId: string;
+  matchId: string;
+  spoolDir: string;
+  /** @defaultValue 60_000 */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}): Promise<string> {
+  const alarms = new Alarms();
+  const spool = await Spool.open({ dir: options.spoolDir, alarms, minFreeBytes: 0 });
+  try {
+    const path = join(options.spoolDir, 'incoming-venue.json');
+    await writeFile(path, `${JSON.stringify(options.venue, null, 2)}\n`);
+    const row = await spool.add(path, { matchId: options.matchId, kind: 'artifact', source: 'venue', seq: 0 });
+    const uploader = new Uploader({
+      spool,
+      alarms,
+      ingestUrl: options.ingestUrl,
+      token: options.token,
+      organizationId: options.organizationId,
+      baseDelayMs: 500,
+      maxRetryAfterMs: 30_000,
+    });
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? 60_000);
+    await uploader.drain(options.signal ? AbortSignal.any([options.signal, timeout]) : timeout);
+    options.signal?.throwIfAborted();
+    const state = spool.journal.get(row.id)?.state ?? 'missing';
+    if (state !== 'confirmed' && state !== 'deleted') {
+      throw new PolyvisionError(
+        'demo_upload_failed',
+        `the edge could not upload the venue calibration (state ${state}): ${uploader.status().lastError ?? 'no error recorded'}`,
+      );
+    }
+    return state;
   } finally {
     spool.journal.close();
   }

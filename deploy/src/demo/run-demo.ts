@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getJob, type JobView, type StageHandler } from '@polyvision/core';
 import { abortableSleep, type Logger, PolyvisionError, silentLogger } from '@polyvision/shared';
 import { type CollectedOutputs, collectOutputs, type StoredOutput } from './collect.ts';
-import { type EdgePanorama, stitchPanorama, type UploadReport, uploadPanorama } from './edge.ts';
+import { type EdgePanorama, stitchPanorama, type UploadReport, uploadCalibration, uploadPanorama } from './edge.ts';
 import { openDemoInfra, type ServiceUrls } from './infra.ts';
 import type { DemoOptions } from './options.ts';
 import { writeReport } from './report.ts';
@@ -52,6 +52,11 @@ export interface DemoResult {
   /** This run's names on the services (unique per run on real services; removed at the end). */
   names: { topicPrefix: string; schema: string; redisKeyPrefix: string };
   placements: PlacementRecord[];
+  /**
+   * The venue calibration uploaded with the match (`venue.json`, before the
+   * panorama): its spool state and SE; `uploadState` null for a one-camera rig without one.
+   */
+  calibration: { uploadState: string | null; placedOn: string | null };
   /** What the edge's uploader went through (a final 507 would be counted here). */
   upload: UploadReport;
   /** SE that holds the panorama, with its datacenter. */
@@ -67,6 +72,11 @@ export interface DemoResult {
   /** Where each stage output was placed (SE per file). */
   stored: StoredOutput[];
   analysisFps: number | null;
+  /**
+   * Units of the analytics (`summary.json` `unit`): `m` (pitch metres) when the
+   * venue calibration travelled with the match, `px` (image pixels) without one; null without analytics.
+   */
+  analyticsUnit: 'm' | 'px' | null;
   /** `WxH` of the virtual-camera video. */
   vcamSize: string | null;
   totalMs: number;
@@ -174,8 +184,23 @@ export async function runDemo(
     const panorama = await stitchPanorama({ cameraPaths, calibrationPath }, edgeDir, signal);
     end(panorama.stitched ? `${panorama.widthPx}x${panorama.heightPx}` : 'one-camera rig: no stitching');
 
-    // 4. A neighbour fills the nearly full SE after the monitor's poll, then the edge uploads.
+    // 4. The edge uploads the venue calibration (so the job gets its pitch frame), a neighbour
+    // fills the nearly full SE after the monitor's poll, then the edge uploads the panorama.
     begin('upload');
+    const ingestUrl = (stack.ingest[1] ?? stack.ingest[0])?.url as string;
+    const calibrationUpload = panorama.venue
+      ? await uploadCalibration({
+          venue: panorama.venue,
+          ingestUrl,
+          token: stack.edgeToken,
+          organizationId,
+          matchId,
+          spoolDir: join(edgeDir, 'spool'),
+          ...(signal ? { signal } : {}),
+        })
+      : null;
+    // The calibration's own placement is kept apart: `placements` are the panorama's.
+    const calibrationPlacements = stack.placements.splice(0);
     const nearlyFull = storage.elements.find((e) => e.nearlyFull);
     if (nearlyFull) {
       const booked = await fillStorageElement(nearlyFull, storage.token, Math.floor(panorama.sizeBytes / 2));
@@ -186,7 +211,7 @@ export async function runDemo(
     // The follower replica takes the upload: it places with the leader's shared capacity cache.
     const upload = await uploadPanorama({
       panorama,
-      ingestUrl: (stack.ingest[1] ?? stack.ingest[0])?.url as string,
+      ingestUrl,
       token: stack.edgeToken,
       organizationId,
       matchId,
@@ -229,6 +254,10 @@ export async function runDemo(
       services: { bus: infra.busKind, database: infra.dbKind, redis: infra.redisKind },
       names: { topicPrefix: infra.topicPrefix, schema: infra.schema, redisKeyPrefix: infra.redisKeyPrefix },
       placements: stack.placements,
+      calibration: {
+        uploadState: calibrationUpload,
+        placedOn: calibrationPlacements.at(-1)?.attempts.find((a) => a.outcome === 'reserved')?.storage_id ?? null,
+      },
       upload,
       panoramaPlacement: placedSe
         ? { storageId: placedSe.storageId, location: placedSe.location, sizeBytes: panorama.sizeBytes }
@@ -247,6 +276,7 @@ export async function runDemo(
       panorama,
       outputs,
       stored,
+      analyticsUnit: await analyticsUnitOf(outDir, outputs.analytics),
       analysisFps: options.stageEnv.DETECT_ANALYSIS_FPS ? Number(options.stageEnv.DETECT_ANALYSIS_FPS) : null,
       vcamSize: options.stageEnv.VCAM_OUTPUT_WIDTH
         ? `${options.stageEnv.VCAM_OUTPUT_WIDTH}x${options.stageEnv.VCAM_OUTPUT_HEIGHT}`
@@ -347,4 +377,11 @@ export function formatBytes(bytes: number): string {
     unit++;
   }
   return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+/** The `unit` of the collected `summary.json` (`m` or `px`), or null when there is none or it names no known unit. */
+async function analyticsUnitOf(outDir: string, analytics: string | null): Promise<'m' | 'px' | null> {
+  if (!analytics) return null;
+  const summary = JSON.parse(await readFile(join(outDir, analytics), 'utf8')) as { unit?: unknown };
+  return summary.unit === 'm' || summary.unit === 'px' ? summary.unit : null;
 }

@@ -49,6 +49,18 @@ export function formatSummary(result: DemoResult, cwd: string): string {
         .join(', ') || 'none'
     }`,
   );
+  lines.push('', 'Analytics');
+  if (result.analyticsUnit === 'm') {
+    lines.push(
+      `  in pitch metres: the venue calibration (venue.json) travelled with the match, uploaded before the panorama${result.calibration.placedOn ? ` to ${result.calibration.placedOn}` : ''}`,
+    );
+  } else if (result.analyticsUnit === 'px') {
+    lines.push(
+      '  in image pixels: no venue calibration for this match (a one-camera rig without --calibration venue.json)',
+    );
+  } else {
+    lines.push('  none');
+  }
   lines.push('', 'Stage timings (wall)');
   for (const t of result.timings)
     lines.push(`  ${t.step.padEnd(8)} ${s(t.durationMs).padStart(8)}   (${s(t.startMs)} → ${s(t.endMs)})`);

@@ -11,11 +11,16 @@
  * camera uploads are off. With camera uploads off and a successful stitch,
  * the raw camera segments are removed once the panorama is journaled.
  *
+ * The venue calibration the stitcher uses (`venue.json`, panorama plane) is
+ * spooled once per match as an `artifact` (source `venue`, seq 0) before any
+ * panorama, so the core gives the match's jobs their pitch frame; the
+ * spool's unique identity makes a second start of the match a no-op.
+ *
  * Crash recovery: completed camera segments are re-delivered by their
  * recorders at start; a panorama already journaled for a slot is kept (the
  * re-stitched copy is dropped by the spool), so each slot is stored once.
  */
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Logger, silentLogger } from '@polyvision/shared';
 import type { Alarms } from '../alarms/index.ts';
@@ -99,6 +104,7 @@ export class MatchRecorder {
    */
   async run(signal: AbortSignal): Promise<void> {
     await mkdir(join(this.#incoming, 'panorama'), { recursive: true });
+    await this.#spoolCalibration();
     await this.#recoverPanoramas();
     await Promise.all(this.#recorders.map((r) => r.run(signal)));
     for (const slot of [...this.#slots.keys()]) this.#flush(slot);
@@ -112,10 +118,22 @@ export class MatchRecorder {
    */
   async recover(): Promise<void> {
     await mkdir(join(this.#incoming, 'panorama'), { recursive: true });
+    await this.#spoolCalibration();
     await this.#recoverPanoramas();
     for (const r of this.#recorders) await r.recover();
     for (const slot of [...this.#slots.keys()]) this.#flush(slot);
     await this.#queue;
+  }
+
+  /** Spools the stitcher's venue calibration as this match's `venue.json` artifact, once per match. */
+  async #spoolCalibration(): Promise<void> {
+    const stitcher = this.#o.stitcher;
+    if (!stitcher) return;
+    const id = { matchId: this.#o.matchId, kind: 'artifact', source: 'venue', seq: 0 } as const;
+    if (this.#o.spool.journal.find(id)) return;
+    const path = join(this.#incoming, 'venue.json');
+    await writeFile(path, `${JSON.stringify(stitcher.venue, null, 2)}\n`);
+    await this.#o.spool.add(path, id);
   }
 
   async #recoverPanoramas(): Promise<void> {

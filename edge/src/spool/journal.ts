@@ -20,8 +20,12 @@ import { PolyvisionError } from '@polyvision/shared';
 
 /** The state of a segment in the spool. */
 export type SegmentState = 'pending' | 'uploading' | 'unconfirmed' | 'confirmed' | 'deleted';
-/** `camera`: one camera's raw segment; `panorama`: a stitched segment. */
-export type SegmentKind = 'camera' | 'panorama';
+/**
+ * `camera`: one camera's raw segment; `panorama`: a stitched segment;
+ * `artifact`: a small file of the match (the venue calibration `venue.json`),
+ * uploaded before the match's video.
+ */
+export type SegmentKind = 'camera' | 'panorama' | 'artifact';
 
 /** A journal row. */
 export interface SegmentRow {
@@ -48,7 +52,7 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS segments (
   id INTEGER PRIMARY KEY,
   match_id TEXT NOT NULL,
-  kind TEXT NOT NULL CHECK (kind IN ('camera', 'panorama')),
+  kind TEXT NOT NULL CHECK (kind IN ('camera', 'panorama', 'artifact')),
   source TEXT NOT NULL,
   seq INTEGER NOT NULL,
   file_name TEXT NOT NULL UNIQUE,
@@ -64,6 +68,29 @@ CREATE TABLE IF NOT EXISTS segments (
 );
 CREATE INDEX IF NOT EXISTS segments_state ON segments (state, kind, created_at_ms);
 `;
+
+/**
+ * Journals created before the `artifact` kind have a CHECK that refuses it;
+ * SQLite cannot alter a CHECK, so the table is rebuilt (same rows, same ids)
+ * in one transaction ("Making Other Kinds Of Table Schema Changes",
+ * sqlite.org/lang_altertable.html).
+ */
+function allowArtifacts(db: DatabaseSync): void {
+  const table = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'segments'").get() as
+    | { sql: string }
+    | undefined;
+  if (!table || table.sql.includes("'artifact'")) return;
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec('ALTER TABLE segments RENAME TO segments_before_artifacts; DROP INDEX IF EXISTS segments_state;');
+    db.exec(SCHEMA);
+    db.exec('INSERT INTO segments SELECT * FROM segments_before_artifacts; DROP TABLE segments_before_artifacts;');
+    db.exec('COMMIT');
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
+}
 
 interface RawRow {
   id: number;
@@ -132,6 +159,7 @@ export class Journal {
         'PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000; PRAGMA journal_size_limit = 1048576;',
       );
       this.#db.exec(SCHEMA);
+      allowArtifacts(this.#db);
     } catch (error) {
       throw new PolyvisionError(
         'spool_journal_unreadable',
@@ -186,13 +214,13 @@ export class Journal {
     return row ? toRow(row) : undefined;
   }
 
-  /** Segments in the given states, panoramas first, then oldest first. */
+  /** Segments in the given states, artifacts first (the calibration before the video it describes), then panoramas, then oldest first. */
   list(states: readonly SegmentState[]): SegmentRow[] {
     const marks = states.map(() => '?').join(',');
     const rows = this.#db
       .prepare(
         `SELECT * FROM segments WHERE state IN (${marks})
-         ORDER BY CASE kind WHEN 'panorama' THEN 0 ELSE 1 END, created_at_ms, id`,
+         ORDER BY CASE kind WHEN 'artifact' THEN 0 WHEN 'panorama' THEN 1 ELSE 2 END, created_at_ms, id`,
       )
       .all(...states) as unknown as RawRow[];
     return rows.map(toRow);

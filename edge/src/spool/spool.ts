@@ -44,12 +44,22 @@ export interface SegmentIdentity {
   seq: number;
 }
 
-const NAME = /^([A-Za-z0-9_-]+?)__(camera|panorama)__([A-Za-z0-9_-]+?)__(\d+)\.mp4$/;
+const NAME = /^([A-Za-z0-9_-]+?)__(camera|panorama|artifact)__([A-Za-z0-9_-]+?)__(\d+)\.(mp4|json)$/;
 const SAFE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
-/** The file name that carries a segment's identity. */
+/** The file name that carries a segment's identity (`.json` for an artifact, `.mp4` for video). */
 export function segmentFileName(id: SegmentIdentity): string {
-  return `${id.matchId}__${id.kind}__${id.source}__${String(id.seq).padStart(6, '0')}.mp4`;
+  const extension = id.kind === 'artifact' ? 'json' : 'mp4';
+  return `${id.matchId}__${id.kind}__${id.source}__${String(id.seq).padStart(6, '0')}.${extension}`;
+}
+
+/**
+ * The file name the core catalogues for a spooled file (tus `filename`):
+ * an artifact is named by its source (`venue` → `venue.json`, which ingest
+ * looks up to give the match's jobs their calibration); video keeps its spool name.
+ */
+export function uploadFileName(row: Pick<SegmentRow, 'kind' | 'source' | 'fileName'>): string {
+  return row.kind === 'artifact' ? `${row.source}.json` : row.fileName;
 }
 
 /** A disk check's outcome. */

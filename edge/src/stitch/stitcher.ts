@@ -44,6 +44,8 @@ export interface Stitcher {
   readonly mapFiles: readonly CameraMapFiles[];
   /** Milliseconds spent computing and writing the maps. */
   readonly prepareMs: number;
+  /** The venue calibration the maps were computed from (its `panorama` plane is the output's pixel frame). */
+  readonly venue: VenueCalibration;
   /**
    * Stitches one segment (one file per camera, venue order; `null` for a
    * camera without this segment) into `outputPath`, written to a temporary
@@ -97,6 +99,7 @@ export async function createStitcher(venue: VenueCalibration, options: StitcherO
     coverage: maps.coverage,
     mapFiles,
     prepareMs,
+    venue,
     async stitch(inputs, outputPath, signal) {
       if (!inputs.some((i) => i)) {
         throw new PolyvisionError('stitch_no_input', 'no camera has a segment to stitch', { retriable: false });

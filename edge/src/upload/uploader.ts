@@ -31,7 +31,7 @@ import {
   type UploadMetadata,
 } from '@polyvision/shared';
 import type { Alarms } from '../alarms/index.ts';
-import type { SegmentRow, Spool } from '../spool/index.ts';
+import { type SegmentRow, type Spool, uploadFileName } from '../spool/index.ts';
 import { BandwidthLimiter } from './bandwidth-limiter.ts';
 import { tusUpload } from './tus-upload.ts';
 
@@ -217,7 +217,7 @@ export class Uploader {
       organization_id: o.organizationId,
       match_id: row.matchId,
       kind: row.kind,
-      filename: row.fileName,
+      filename: uploadFileName(row),
       sha256: row.sha256,
     };
     this.#status.state = 'uploading';
