@@ -193,6 +193,9 @@ export class MatchRecorder {
       return s ? { cameraId: id, path: s.path } : null;
     });
     const out = join(this.#incoming, 'panorama', `${slotId}.mp4`);
+    // Whether THESE segments went into a panorama. A slot already stitched (a segment that arrived
+    // after its slot was flushed, or segments recovered after a restart) is not stitched again, and
+    // its segments are kept as camera segments: deleting them would drop footage no panorama holds.
     let stitched = false;
     try {
       const existing = this.#o.spool.journal.find({
@@ -204,9 +207,9 @@ export class MatchRecorder {
       if (!existing) {
         await stitcher.stitch(inputs, out);
         await this.#o.spool.add(out, { matchId: this.#o.matchId, kind: 'panorama', source: 'panorama', seq: slotId });
+        stitched = true;
+        this.#stitched++;
       }
-      stitched = true;
-      this.#stitched++;
       this.#o.alarms.clear('stitch_failed');
     } catch (error) {
       this.#stitchFailures++;
