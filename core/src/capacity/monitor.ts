@@ -145,7 +145,7 @@ export class AdaptiveCapacityMonitor {
   async candidates(): Promise<StorageCandidate[]> {
     const ses = this.#o.storageElements;
     if (!this.#settings.enabled) {
-      return ses.map((se) => ({ ...blindEntry(se), reachable: true }));
+      return blindCandidates(ses);
     }
     const entries = await this.#o.cache.readMany(ses.map((se) => se.storage_id));
     const out: StorageCandidate[] = [];
@@ -531,6 +531,15 @@ function sameNumbers(a: CapacityReport, b: CapacityReport | undefined): boolean 
     a.available === b.available &&
     a.reserved === b.reserved
   );
+}
+
+/**
+ * Every given SE as a writable, reachable candidate with unknown room (sizes
+ * `Number.MAX_SAFE_INTEGER`): used when no capacity is known yet, so the SEs'
+ * own reservations decide (a 507 moves the file to the next one).
+ */
+export function blindCandidates(storageElements: readonly StorageElementConfig[]): StorageCandidate[] {
+  return storageElements.map((se) => ({ ...blindEntry(se), reachable: true }));
 }
 
 function blindEntry(se: StorageElementConfig): Omit<StorageCandidate, 'reachable'> {

@@ -2,34 +2,12 @@ import { createMetricsRegistry, Elections, type Logger, RedisTtlStore, silentLog
 import type { Redis } from 'ioredis';
 import {
   AdaptiveCapacityMonitor,
+  blindCandidates,
   CapacityCache,
   type CapacityMonitorSettings,
-  type StorageCandidate,
   type StorageElementConfig,
 } from '../../capacity/index.ts';
 import type { CapacityView } from '../../ingest/placement.ts';
-
-/** Every configured SE as writable with unknown room: the SEs' own reservations decide (507 → next). */
-export function blindCandidates(storageElements: readonly StorageElementConfig[]): StorageCandidate[] {
-  return storageElements.map((se) => ({
-    storage_id: se.storage_id,
-    mode: 'rw',
-    total: Number.MAX_SAFE_INTEGER,
-    used: 0,
-    available: Number.MAX_SAFE_INTEGER,
-    reserved: 0,
-    percent_used: 0,
-    health: 'healthy',
-    backend: 'local',
-    location: se.location,
-    endpoint: se.endpoint,
-    last_update: '',
-    last_poll: '',
-    term: 0,
-    full_marked_at: null,
-    reachable: true,
-  }));
-}
 
 /**
  * The capacity view of a worker's placement: ingest's
