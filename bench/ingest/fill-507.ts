@@ -24,7 +24,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
-import { type BenchSe, benchSchema, MiB, metricSum, startBenchIngest, startBenchSe, tusUpload } from './support.ts';
+import {
+  BENCH_METRICS_TOKEN,
+  type BenchSe,
+  benchSchema,
+  MiB,
+  metricSum,
+  startBenchIngest,
+  startBenchSe,
+  tusUpload,
+} from './support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -96,7 +105,11 @@ async function runConfiguration(name: string, monitorEnv: Record<string, string>
     }),
   );
   const elapsedS = (performance.now() - started) / 1000;
-  const metrics = await Promise.all(replicas.map(async (r) => (await fetch(`${r.ingest.url}/metrics`)).text()));
+  const metrics = await Promise.all(
+    replicas.map(async (r) =>
+      (await fetch(`${r.ingest.url}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } })).text(),
+    ),
+  );
   const count = (outcome: string) =>
     metrics.reduce((s, m) => s + metricSum(m, 'ingest_placements_total', { outcome }), 0);
   const refusals507 = metrics.reduce((s, m) => s + metricSum(m, 'ingest_storage_insufficient_total'), 0);

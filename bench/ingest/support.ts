@@ -84,6 +84,9 @@ export async function startBenchSe(id: string, location: string, env: Record<str
 }
 
 /** One ingest replica in this process over `ses`, plus a token for organization `bench`. */
+/** `METRICS_TOKENS` of the bench's ingest replicas (`/metrics` needs a bearer token). */
+export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
+
 export async function startBenchIngest(
   ses: BenchSe[],
   env: Record<string, string>,
@@ -93,6 +96,7 @@ export async function startBenchIngest(
       REDIS_URL: process.env.REDIS_URL,
       DATABASE_URL: process.env.DATABASE_URL,
       INGEST_PORT: '0',
+      METRICS_TOKENS: BENCH_METRICS_TOKEN,
       STORAGE_ELEMENTS: JSON.stringify(
         ses.map((se) => ({ storage_id: se.id, endpoint: se.url, token: SE_TOKEN, location: se.location })),
       ),

@@ -75,11 +75,14 @@ function uploadMetadata(fields: Record<string, string>): string {
 async function finishedJob<T extends { status: string }>(
   orchestratorUrl: string | null | undefined,
   jobId: string,
+  token: string,
   options: { timeoutMs: number; intervalMs: number },
 ): Promise<T | undefined> {
   let job: T | undefined;
   await waitFor(async () => {
-    const response = await fetch(`${orchestratorUrl}/api/v1/jobs/${jobId}`);
+    const response = await fetch(`${orchestratorUrl}/api/v1/jobs/${jobId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     if (response.status !== 200) return false;
     job = (await response.json()) as T;
     return job.status === 'completed' || job.status === 'failed';
@@ -208,6 +211,7 @@ describe('local cluster', () => {
     const job = await finishedJob<{ status: string; stages: { stage: string; status: string }[] }>(
       orchestrator?.url,
       jobId,
+      state.edgeToken,
       { timeoutMs: 120_000, intervalMs: 500 },
     );
     expect(job?.status, JSON.stringify(job)).toBe('completed');
@@ -231,7 +235,9 @@ describe('local cluster', () => {
     const edge = state.processes.find((p) => p.role === 'edge');
     await waitFor(
       async () => {
-        const status = (await (await fetch(`${edge?.url}/api/v1/status`)).json()) as {
+        const status = (await (
+          await fetch(`${edge?.url}/api/v1/status`, { headers: { authorization: `Bearer ${state.operatorToken}` } })
+        ).json()) as {
           recording: { match_id: string | null; panorama_segments: number };
           upload: { state: string };
           schedule: { recording_until: string }[];
@@ -254,7 +260,9 @@ describe('local cluster', () => {
           [matchId],
         );
         files = Number(rows[0]?.n);
-        const response = await fetch(`${orchestrator?.url}/api/v1/jobs?match_id=${matchId}`);
+        const response = await fetch(`${orchestrator?.url}/api/v1/jobs?match_id=${matchId}`, {
+          headers: { authorization: `Bearer ${state.edgeToken}` },
+        });
         jobs = ((await response.json()) as { jobs: typeof jobs }).jobs;
         return (
           files >= 2 && jobs.length === files && jobs.every((j) => j.status === 'completed' || j.status === 'failed')
@@ -388,6 +396,7 @@ describe('local cluster with the real stages', () => {
     const job = await finishedJob<{ status: string; stages: { stage: string; status: string; outputs: Ref[] }[] }>(
       orchestrator?.url,
       jobId,
+      state.edgeToken,
       { timeoutMs: 240_000, intervalMs: 1_000 },
     );
     expect(job?.status, JSON.stringify(job?.stages.map((s) => [s.stage, s.status]))).toBe('completed');

@@ -62,12 +62,17 @@ describe('edge node', () => {
     const node = await EdgeNode.start(config);
     try {
       const api = node.server?.url as string;
-      const first = (await (await fetch(`${api}/api/v1/status`)).json()) as EdgeStatus;
+      const auth = { headers: { authorization: `Bearer ${node.statusToken}` } };
+      // The status API is behind the local token (generated into the spool folder, mode 0600).
+      expect((await fetch(`${api}/api/v1/status`)).status).toBe(401);
+      expect((await fetch(`${api}/metrics`)).status).toBe(401);
+      expect((await readFile(join(config.spool.dir, 'status-token'), 'utf8')).trim()).toBe(node.statusToken);
+      const first = (await (await fetch(`${api}/api/v1/status`, auth)).json()) as EdgeStatus;
       expect(first.recording.match_id).toBeNull();
       expect(first.schedule[0]).toMatchObject({ match_id: 'cup-final', kickoff });
       await waitFor(() => node.recordingMatchId === 'cup-final', { timeoutMs: 5_000, message: 'recording starts' });
       expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(kickoff) - 1_100);
-      const during = (await (await fetch(`${api}/api/v1/status`)).json()) as EdgeStatus;
+      const during = (await (await fetch(`${api}/api/v1/status`, auth)).json()) as EdgeStatus;
       expect(during.cameras.map((c) => c.cameraId)).toEqual(['camera-0', 'camera-1', 'camera-2']);
       await waitFor(() => node.recordingMatchId === null, { timeoutMs: 15_000, message: 'recording stops' });
       await waitFor(() => node.spool.journal.backlog().count === 0, { timeoutMs: 20_000, message: 'backlog empty' });
@@ -85,11 +90,11 @@ describe('edge node', () => {
       // The venue calibration the stitcher used went with the match, once, as the artifact venue.json.
       const venues = received.filter((r) => r.metadata.kind === 'artifact');
       expect(venues.map((r) => r.metadata.filename)).toEqual(['venue.json']);
-      const status = (await (await fetch(`${api}/api/v1/status`)).json()) as EdgeStatus;
+      const status = (await (await fetch(`${api}/api/v1/status`, auth)).json()) as EdgeStatus;
       expect(status.upload.filesConfirmed).toBe(rows.length);
       expect(status.spool.backlog_count).toBe(0);
       expect(status.recording.panorama_segments).toBe(rows.filter((r) => r.kind === 'panorama').length);
-      const metrics = await (await fetch(`${api}/metrics`)).text();
+      const metrics = await (await fetch(`${api}/metrics`, auth)).text();
       expect(metrics).toMatch(/edge_spool_backlog_segments\{[^}]*\} 0/);
       expect(metrics).toMatch(/edge_heartbeat_timestamp_seconds\{[^}]*\} [1-9]/);
       expect((await fetch(`${api}/health/ready`)).status).toBe(200);

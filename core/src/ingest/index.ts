@@ -16,6 +16,7 @@
  */
 export * from './catalog.ts';
 export * from './edge-tokens.ts';
+export * from './ingest-app.ts';
 export * from './ingest-service.ts';
 export * from './options.ts';
 export * from './placement.ts';

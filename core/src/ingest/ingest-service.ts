@@ -1,32 +1,28 @@
 import {
-  bearerAuth,
   createHttpAgent,
   createMetricsRegistry,
   Elections,
-  errorHandler,
   getCounter,
   type Logger,
-  metricsRoute,
-  notFoundHandler,
   RedisTtlStore,
   type RunningServer,
-  runHealthChecks,
   serve,
   silentLogger,
 } from '@polyvision/shared';
-import { Hono } from 'hono';
+import type { Hono } from 'hono';
 import { Redis } from 'ioredis';
+import { EdgeTokenVerifier } from '../auth/edge-token-verifier.ts';
 import { AdaptiveCapacityMonitor, CAPACITY_LEADER_KEY, CapacityCache } from '../capacity/index.ts';
 import { createDatabase, type Database, migrate } from '../db/index.ts';
 import { createOpsService } from '../ops/ops-service.ts';
 import { topicNames } from '../orchestrator/contracts/index.ts';
-import { type EdgeIdentity, verifyEdgeToken } from './edge-tokens.ts';
+import type { EdgeIdentity } from './edge-tokens.ts';
+import { ingestApp } from './ingest-app.ts';
 import type { IngestSettings } from './options.ts';
 import type { PlacementAttempt } from './placement.ts';
 import { RedisLocker } from './redis-locker.ts';
 import { StorageElementClient } from './se-client.ts';
 import { StorageElementDataStore, type UploadOwner } from './se-data-store.ts';
-import { tusRoutes, UPLOADS_PATH } from './tus-routes.ts';
 
 /** A running ingest replica. */
 export interface RunningIngest {
@@ -35,6 +31,8 @@ export interface RunningIngest {
   monitor: AdaptiveCapacityMonitor;
   store: StorageElementDataStore;
   db: Database;
+  /** The HTTP app (its `routes` list every endpoint; the route-walking auth test reads them). */
+  app: Hono<{ Variables: { edge: EdgeIdentity } }>;
   /** Stops serving, stops the monitor (releasing leadership), closes connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -57,8 +55,9 @@ const TOKEN_CACHE_MS = 10_000;
 
 /**
  * Starts one ingest replica: PostgreSQL (migrations applied), Redis
- * (election, capacity cache, tus locks), the capacity monitor, the tus
- * upload API with edge-token auth, health and metrics, and the expiry sweep.
+ * (election, capacity cache, tus locks), the capacity monitor, the HTTP
+ * app ({@link ingestApp}: tus upload API with edge-token auth, ops map,
+ * health, metrics) and the expiry sweep.
  */
 export async function startIngest(
   settings: IngestSettings,
@@ -139,25 +138,6 @@ export async function startIngest(
     leaseMs: env.INGEST_TUS_LOCK_LEASE_MS,
   });
 
-  const tokenCache = new Map<string, { identity: EdgeIdentity; untilMs: number }>();
-  const app = new Hono<{ Variables: { edge: EdgeIdentity } }>();
-  app.onError(errorHandler({ logger }));
-  app.notFound(notFoundHandler);
-  app.get('/health/live', (c) => c.json({ status: 'ok' }));
-  app.get('/health/ready', async (c) => {
-    const capacity = await monitor.status().catch(() => null);
-    const result = await runHealthChecks({
-      database: () => db.query('SELECT 1'),
-      redis: () => redis.ping(),
-      writable_storage: () => {
-        if (!capacity || (capacity.enabled && capacity.writable_storage_elements === 0)) {
-          throw new Error('no writable storage element is known');
-        }
-      },
-    });
-    return c.json({ ...result, capacity_monitor: capacity }, result.status === 'ok' ? 200 : 503);
-  });
-  app.route('/', metricsRoute(registry));
   // Ops capacity map (core/src/ops): /ops, /api/v1/capacity-map[/events], behind OPS_TOKENS.
   const ops = settings.ops
     ? createOpsService(settings.ops, {
@@ -174,26 +154,17 @@ export async function startIngest(
         logger,
       })
     : undefined;
-  if (ops) app.route('/', ops.routes);
-  const auth = bearerAuth({
-    realm: 'polyvision-ingest',
-    verify: async (token, c) => {
-      const cached = tokenCache.get(token);
-      let identity = cached && cached.untilMs > Date.now() ? cached.identity : null;
-      if (!identity) {
-        identity = await verifyEdgeToken(db, token);
-        if (identity) tokenCache.set(token, { identity, untilMs: Date.now() + TOKEN_CACHE_MS });
-      }
-      if (identity) c.set('edge', identity);
-      return identity !== null;
-    },
-  });
-  app.use(UPLOADS_PATH, async (c, next) => (c.req.method === 'OPTIONS' ? next() : auth(c, next)));
-  app.use(`${UPLOADS_PATH}/*`, async (c, next) => (c.req.method === 'OPTIONS' ? next() : auth(c, next)));
-  app.route(
-    '/',
-    tusRoutes({
-      db,
+  const app = ingestApp({
+    db,
+    redis,
+    monitor,
+    registry,
+    logger,
+    ...(ops ? { ops } : {}),
+    operatorTokens: settings.ops?.tokens ?? [],
+    metricsTokens: env.METRICS_TOKENS,
+    edgeTokens: new EdgeTokenVerifier({ db, cacheMs: TOKEN_CACHE_MS }),
+    tus: {
       store,
       locker,
       maxUploadBytes: env.INGEST_MAX_UPLOAD_BYTES,
@@ -201,8 +172,8 @@ export async function startIngest(
       checksumMaxChunkBytes: env.INGEST_CHECKSUM_MAX_CHUNK_BYTES,
       retryAfterSeconds: env.INGEST_RETRY_AFTER_SECONDS,
       owners,
-    }),
-  );
+    },
+  });
 
   monitor.start();
   const sweep = setInterval(() => {
@@ -232,6 +203,7 @@ export async function startIngest(
     monitor,
     store,
     db,
+    app,
     close() {
       closing ??= (async () => {
         clearInterval(sweep);

@@ -1,5 +1,13 @@
 import { hostname } from 'node:os';
-import { envInt, envPostgresUrl, envRedisUrl, envSqlSchema, envTopicPrefix, loadConfig } from '@polyvision/shared';
+import {
+  envInt,
+  envPostgresUrl,
+  envRedisUrl,
+  envSqlSchema,
+  envTokenList,
+  envTopicPrefix,
+  loadConfig,
+} from '@polyvision/shared';
 import { z } from 'zod';
 import {
   type CapacityMonitorSettings,
@@ -45,6 +53,8 @@ export const ingestEnvSchema = z.object({
   INGEST_EXPIRY_SWEEP_INTERVAL_MS: envInt(60_000, 100),
   INGEST_TUS_LOCK_LEASE_MS: envInt(10_000, 100),
   INGEST_SE_TIMEOUT_MS: envInt(15_000, 100),
+  /** Scrape tokens: `/metrics` and readiness details (comma-separated; `OPS_TOKENS` work too). */
+  METRICS_TOKENS: envTokenList(),
 });
 
 /** Everything ingest reads at start. */

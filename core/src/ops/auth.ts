@@ -1,7 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { bearerAuth } from '@polyvision/shared';
 import type { MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
+import { isListedToken } from '../auth/operator-tokens.ts';
 import { OPS_SESSION_COOKIE, type OpsSessions } from './session.ts';
 
 /**
@@ -10,12 +10,7 @@ import { OPS_SESSION_COOKIE, type OpsSessions } from './session.ts';
  * which prefix matched.
  */
 export function isOperatorToken(tokens: readonly string[], token: string): boolean {
-  const given = createHash('sha256').update(token).digest();
-  let ok = false;
-  for (const t of tokens) {
-    if (timingSafeEqual(given, createHash('sha256').update(t).digest())) ok = true;
-  }
-  return ok;
+  return isListedToken(tokens, token);
 }
 
 /**

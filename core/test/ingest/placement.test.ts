@@ -14,6 +14,7 @@ import {
 import { createEdgeToken, type RunningIngest } from '../../src/ingest/index.ts';
 import {
   ingestEnv,
+  METRICS_AUTH,
   metadataFor,
   type SeProcess,
   sha256Hex,
@@ -113,7 +114,7 @@ describe('placement with reservations and 507 retry', () => {
       },
       { timeoutMs: 5_000 },
     );
-    const metrics = await (await fetch(`${ingest.url}/metrics`)).text();
+    const metrics = await (await fetch(`${ingest.url}/metrics`, METRICS_AUTH)).text();
     expect(metrics).toMatch(/ingest_placements_total\{[^}]*outcome="after_507"[^}]*\} 1/);
     expect(metrics).toMatch(/ingest_storage_insufficient_total\{[^}]*storage_id="se-full"[^}]*\} 1/);
     expect(metrics).toMatch(/lazy_update_triggers_total\{[^}]*storage_id="se-full"[^}]*\} 1/);

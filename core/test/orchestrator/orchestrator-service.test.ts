@@ -19,7 +19,13 @@ describe('orchestrator service (embedded: in-memory bus, PGlite)', () => {
   });
 
   it('serves jobs, health and the seed metrics; a job runs end to end', { timeout: 60_000 }, async () => {
-    const config = loadOrchestratorConfig({ ORCHESTRATOR_HTTP_PORT: '0', POLYVISION_TOPIC_PREFIX: 'svc' });
+    const operatorToken = 'operator-token-0123456789abcdef';
+    const auth = { headers: { authorization: `Bearer ${operatorToken}` } };
+    const config = loadOrchestratorConfig({
+      ORCHESTRATOR_HTTP_PORT: '0',
+      POLYVISION_TOPIC_PREFIX: 'svc',
+      OPS_TOKENS: operatorToken,
+    });
     const service = await startOrchestratorService(config, createLogger('test'));
     const { bus, db } = service.connections;
     await ensureExecutionsTable(db);
@@ -44,7 +50,7 @@ describe('orchestrator service (embedded: in-memory bus, PGlite)', () => {
       await client.submit({ job_id: jobId, organization_id: 'acme', match_id: 'svc-1', inputs: [PANORAMA] });
       const job = await waitFor(
         async () => {
-          const response = await fetch(`${service.http.url}/api/v1/jobs/${jobId}`);
+          const response = await fetch(`${service.http.url}/api/v1/jobs/${jobId}`, auth);
           const body = (await response.json()) as { status: string };
           return body.status === 'completed' ? body : null;
         },
@@ -53,7 +59,7 @@ describe('orchestrator service (embedded: in-memory bus, PGlite)', () => {
       expect(job).toMatchObject({ job_id: jobId, progress_percent: 100 });
       const metrics = await waitFor(
         async () => {
-          const text = await (await fetch(`${service.http.url}/metrics`)).text();
+          const text = await (await fetch(`${service.http.url}/metrics`, auth)).text();
           return text.includes('polyvision_orchestrator_consumer_lag{') ? text : null;
         },
         { timeoutMs: 15_000 },

@@ -126,7 +126,12 @@ describe(`reconciler, jobs API and fencing (${driver.name})`, () => {
     await h.startWorker({ sleepMs: 5 });
     const ids = await h.submit(3, ['detect', 'track']);
     await h.waitForStatus(ids, 'completed');
-    const app = jobRoutes(h.db);
+    const operatorToken = 'operator-token-0123456789abcdef';
+    const routes = jobRoutes(h.db, { operatorTokens: [operatorToken] });
+    expect((await routes.request(`/api/v1/jobs/${ids[0]}`)).status).toBe(401);
+    const app = {
+      request: (path: string) => routes.request(path, { headers: { authorization: `Bearer ${operatorToken}` } }),
+    };
     const one = await app.request(`/api/v1/jobs/${ids[0]}`);
     expect(one.status).toBe(200);
     const job = (await one.json()) as {

@@ -244,7 +244,8 @@ export async function clusterUp(options: Partial<ClusterOptions> = {}): Promise<
     const services = await resolveServices(onProgress);
     const storageToken = randomBytes(24).toString('base64url');
     const edgeMatchId = `cluster-${Date.now().toString(36)}`;
-    const plans = planCluster(compiled, services, { storageToken, edgeMatchId });
+    const operatorToken = randomBytes(24).toString('base64url');
+    const plans = planCluster(compiled, services, { storageToken, operatorToken, edgeMatchId });
     await mkdir(workDir, { recursive: true });
     const clipDir = compiled.edge ? await ensureSyntheticClip(compiled) : null;
     const state: ClusterState = {
@@ -258,6 +259,7 @@ export async function clusterUp(options: Partial<ClusterOptions> = {}): Promise<
       edgeToken: '',
       edgeMatchId: compiled.edge ? edgeMatchId : null,
       storageToken,
+      operatorToken,
       testStages: compiled.testStages,
       processes: [],
     };
@@ -269,7 +271,12 @@ export async function clusterUp(options: Partial<ClusterOptions> = {}): Promise<
           if (!clipDir) break;
           const ingestUrl = state.processes.find((p) => p.role === 'ingest')?.url as string;
           await mkdir(path.dirname(edgeConfigPath(compiled)), { recursive: true });
-          const config = edgeConfig(compiled, { clipDir, ingestUrl, edgeToken: state.edgeToken });
+          const config = edgeConfig(compiled, {
+            clipDir,
+            ingestUrl,
+            edgeToken: state.edgeToken,
+            statusToken: operatorToken,
+          });
           await writeFile(edgeConfigPath(compiled), `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
         }
         const records: ClusterProcessRecord[] = [];

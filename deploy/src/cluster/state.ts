@@ -34,6 +34,8 @@ export interface ClusterState {
   edgeMatchId: string | null;
   /** Bearer token of the storage elements. */
   storageToken: string;
+  /** Operator token: `OPS_TOKENS` of ingest and orchestrators (jobs of every organization, `/ops`, `/metrics`) and the edge's status token. */
+  operatorToken: string;
   testStages: boolean;
   processes: ClusterProcessRecord[];
 }

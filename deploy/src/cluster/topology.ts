@@ -41,6 +41,8 @@ export interface ClusterProcessPlan {
 export interface ClusterSecrets {
   /** Bearer token of every storage element (`STORAGE_TOKENS`), also listed in `STORAGE_ELEMENTS`. */
   storageToken: string;
+  /** Operator token (`OPS_TOKENS` of ingest and orchestrators; the edge's status token): jobs of every organization, `/ops`, `/metrics`. */
+  operatorToken: string;
   /** The match the edge records (with `options.edge`). */
   edgeMatchId: string;
 }
@@ -51,8 +53,13 @@ export function edgeConfigPath(options: Readonly<ClusterOptions>): string {
 }
 
 /** Environment shared by ingest, orchestrators and workers. */
-function coreEnv(options: Readonly<ClusterOptions>, services: ClusterServicesEnv): Record<string, string> {
+function coreEnv(
+  options: Readonly<ClusterOptions>,
+  services: ClusterServicesEnv,
+  secrets: ClusterSecrets,
+): Record<string, string> {
   return {
+    OPS_TOKENS: secrets.operatorToken,
     REDIS_URL: services.REDIS_URL,
     REDIS_KEY_PREFIX: options.redisKeyPrefix,
     DATABASE_URL: services.DATABASE_URL,
@@ -60,6 +67,12 @@ function coreEnv(options: Readonly<ClusterOptions>, services: ClusterServicesEnv
     KAFKA_BROKERS: services.KAFKA_BROKERS,
     POLYVISION_TOPIC_PREFIX: options.topicPrefix,
   };
+}
+
+/** Workers read no operator token (they serve no HTTP). */
+function withoutOpsTokens(env: Record<string, string>): Record<string, string> {
+  const { OPS_TOKENS: _unused, ...rest } = env;
+  return rest;
 }
 
 /**
@@ -111,7 +124,7 @@ export function planCluster(
       role: 'orchestrator',
       args: ['orchestrator'],
       env: {
-        ...coreEnv(options, services),
+        ...coreEnv(options, services, secrets),
         ORCHESTRATOR_HTTP_HOST: '127.0.0.1',
         ORCHESTRATOR_HTTP_PORT: String(port),
         ORCHESTRATOR_INSTANCE_ID: `orchestrator-${n}`,
@@ -138,7 +151,7 @@ export function planCluster(
       role: 'ingest',
       args: ['ingest'],
       env: {
-        ...coreEnv(options, services),
+        ...coreEnv(options, services, secrets),
         INGEST_HOST: '127.0.0.1',
         INGEST_PORT: String(port),
         INGEST_INSTANCE_ID: `ingest-${n}`,
@@ -159,7 +172,11 @@ export function planCluster(
       role: 'worker',
       args: ['worker', '--stages', options.stages.join(','), ...(options.testStages ? ['--test-stage'] : [])],
       // Stage inputs and outputs live on the SEs (core/src/workers/artifacts), as in production.
-      env: { ...coreEnv(options, services), WORKER_ID: `worker-${n}`, STORAGE_ELEMENTS: storageElementsJson },
+      env: {
+        ...withoutOpsTokens(coreEnv(options, services, secrets)),
+        WORKER_ID: `worker-${n}`,
+        STORAGE_ELEMENTS: storageElementsJson,
+      },
       dir: path.join(options.workDir, `worker-${n}`),
       port: null,
       url: null,
@@ -201,7 +218,7 @@ export function planCluster(
  */
 export function edgeConfig(
   options: Readonly<ClusterOptions>,
-  input: { clipDir: string; ingestUrl: string; edgeToken: string },
+  input: { clipDir: string; ingestUrl: string; edgeToken: string; statusToken: string },
 ): Record<string, unknown> {
   return {
     edge_id: 'edge-1',
@@ -211,6 +228,6 @@ export function edgeConfig(
     calibration: path.join(input.clipDir, 'venue.json'),
     segment_duration_s: 4,
     spool: { dir: path.join(path.dirname(edgeConfigPath(options)), 'spool'), min_free_bytes: 0 },
-    status: { host: '127.0.0.1', port: options.basePort + 301 },
+    status: { host: '127.0.0.1', port: options.basePort + 301, token: input.statusToken },
   };
 }

@@ -112,6 +112,11 @@ export const edgeConfigSchema = z.object({
       host: z.string().default('127.0.0.1'),
       /** 0 picks a free port. */
       port: z.number().int().min(0).max(65_535).default(8088),
+      /** Bearer token of the status API; unset: generated once into `<spool.dir>/status-token` (mode 0600). */
+      token: z
+        .string()
+        .regex(/^[A-Za-z0-9\-._~+/]{16,512}$/, { message: '16–512 characters of A–Z a–z 0–9 - . _ ~ + /' })
+        .optional(),
     })
     .prefault({}),
 });

@@ -27,7 +27,7 @@ import type { EdgeConfig } from '../config/index.ts';
 import { MatchRecorder } from '../recording/index.ts';
 import { recordingWindow, type ScheduledMatch, startScheduler } from '../schedule/index.ts';
 import { Spool } from '../spool/index.ts';
-import { type EdgeStatus, statusApp } from '../status/index.ts';
+import { type EdgeStatus, loadStatusToken, statusApp } from '../status/index.ts';
 import { createStitcher, type Stitcher } from '../stitch/index.ts';
 import { Uploader, type UploaderOptions } from '../upload/index.ts';
 
@@ -59,6 +59,8 @@ export class EdgeNode {
   readonly registry: Registry;
   readonly matches: ScheduledMatch[];
   server: RunningServer | null = null;
+  /** Bearer token of the status API (`status.token`, or `<spool.dir>/status-token`); null while it is not served. */
+  statusToken: string | null = null;
   readonly #logger: Logger;
   readonly #uploadController = new AbortController();
   #uploading: Promise<void> = Promise.resolve();
@@ -158,11 +160,16 @@ export class EdgeNode {
     await node.#salvage();
     node.#uploading = node.uploader.run(node.#uploadController.signal);
     if (options.serveStatus ?? true) {
-      node.server = await serve(statusApp(node, node.registry, logger), {
+      const statusToken = await loadStatusToken(config.status.token, config.spool.dir);
+      node.statusToken = statusToken.token;
+      node.server = await serve(statusApp(node, node.registry, { token: statusToken.token, logger }), {
         host: config.status.host,
         port: config.status.port,
       });
-      logger.info({ url: node.server.url }, 'edge status API listening');
+      logger.info(
+        { url: node.server.url, token_source: statusToken.source, token_file: statusToken.path },
+        'edge status API listening',
+      );
     }
     node.#scheduler = startScheduler({
       matches,

@@ -1,2 +1,3 @@
 export * from './connection-env.ts';
 export * from './load-config.ts';
+export * from './token-list.ts';

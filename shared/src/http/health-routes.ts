@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 
 /** A health check: resolves (or returns true) when healthy; throws or returns false otherwise. */
 export type HealthCheck = () => unknown | Promise<unknown>;
@@ -11,6 +11,13 @@ export interface HealthRoutesOptions {
   ready?: Record<string, HealthCheck>;
   /** Time one check may take before it counts as failed, in ms. @defaultValue 2_000 */
   checkTimeoutMs?: number;
+  /**
+   * Whether this request may see the checks (names, errors, timings). When it
+   * may not, `/health/ready` answers the same status code with `{status}`
+   * only — enough for a probe, nothing about the deployment.
+   * @defaultValue every request sees them
+   */
+  showDetails?: (c: Context) => boolean | Promise<boolean>;
 }
 
 /** One check's outcome in the health body. */
@@ -57,7 +64,8 @@ export async function runHealthChecks(
  * A hono app with `GET /health/live` and `GET /health/ready` (Kubernetes
  * probe conventions). Each answers 200 `{status: 'ok', checks}` when all its
  * checks pass, else 503 `{status: 'fail', checks: {name: {ok, error, durationMs}}}`.
- * Checks run concurrently, each bounded by `checkTimeoutMs`.
+ * Checks run concurrently, each bounded by `checkTimeoutMs`. With
+ * `showDetails`, a request it refuses gets `{status}` only on `/health/ready`.
  *
  * Mount with `app.route('/', healthRoutes({ ready: { redis: () => redis.ping() } }))`.
  */
@@ -70,7 +78,11 @@ export function healthRoutes(options: HealthRoutesOptions = {}): Hono {
   ] as const) {
     app.get(`/health/${kind}`, async (c) => {
       const body = await runHealthChecks(checks, timeoutMs);
-      return c.json(body, body.status === 'ok' ? 200 : 503);
+      const code = body.status === 'ok' ? 200 : 503;
+      if (kind === 'ready' && options.showDetails && !(await options.showDetails(c))) {
+        return c.json({ status: body.status }, code);
+      }
+      return c.json(body, code);
     });
   }
   return app;

@@ -1,4 +1,12 @@
-import { envInt, envPostgresUrl, envRedisUrl, envSqlSchema, envTopicPrefix, loadConfig } from '@polyvision/shared';
+import {
+  envInt,
+  envPostgresUrl,
+  envRedisUrl,
+  envSqlSchema,
+  envTokenList,
+  envTopicPrefix,
+  loadConfig,
+} from '@polyvision/shared';
 import { z } from 'zod';
 
 /**
@@ -17,6 +25,10 @@ export const orchestratorConfigSchema = z.object({
   POLYVISION_TOPIC_PREFIX: envTopicPrefix(),
   ORCHESTRATOR_HTTP_HOST: z.string().default('127.0.0.1'),
   ORCHESTRATOR_HTTP_PORT: envInt(8090, 0, 65535),
+  /** Operator tokens: read every job, `/metrics`, readiness details (comma-separated). */
+  OPS_TOKENS: envTokenList(),
+  /** Scrape tokens: `/metrics` and readiness details only (comma-separated). */
+  METRICS_TOKENS: envTokenList(),
   ORCHESTRATOR_INSTANCE_ID: z.string().min(1).max(200).optional(),
   ORCHESTRATOR_SESSION_TIMEOUT_MS: envInt(10_000, 1_000, 300_000),
   ORCHESTRATOR_HEARTBEAT_INTERVAL_MS: envInt(1_000, 100, 60_000),

@@ -1,14 +1,6 @@
-import {
-  createMetricsRegistry,
-  healthRoutes,
-  type Logger,
-  metricsRoute,
-  type RunningServer,
-  serve,
-} from '@polyvision/shared';
-import { Hono } from 'hono';
+import { createMetricsRegistry, type Logger, type RunningServer, serve } from '@polyvision/shared';
 import { polyvisionTopicSpecs } from '../../bus/topics.ts';
-import { jobRoutes } from '../http/job-routes.ts';
+import { orchestratorApp } from '../http/orchestrator-app.ts';
 import {
   type IdempotencyCache,
   MemoryIdempotencyCache,
@@ -32,7 +24,7 @@ export interface OrchestratorService {
 /**
  * Composes one orchestrator replica from its config: connections, topics,
  * the consumer, the reconciler (leader only) and HTTP (`/api/v1/jobs`,
- * `/metrics`, `/health/live`, `/health/ready`).
+ * `/metrics`, `/health/live`, `/health/ready`; who may call what: `orchestratorApp`).
  */
 export async function startOrchestratorService(
   config: OrchestratorConfig,
@@ -98,18 +90,16 @@ export async function startOrchestratorService(
     cronExpression: config.ORCHESTRATOR_RECONCILE_CRON,
     logger,
   });
-  const app = new Hono();
-  app.route('/', jobRoutes(connections.db));
-  app.route('/', metricsRoute(registry));
-  app.route(
-    '/',
-    healthRoutes({
-      ready: {
-        database: () => connections.db.query('SELECT 1'),
-        partitions: () => orchestrator.ownedPartitions().length > 0,
-      },
-    }),
-  );
+  const app = orchestratorApp({
+    db: connections.db,
+    registry,
+    operatorTokens: config.OPS_TOKENS,
+    metricsTokens: config.METRICS_TOKENS,
+    ready: {
+      database: () => connections.db.query('SELECT 1'),
+      partitions: () => orchestrator.ownedPartitions().length > 0,
+    },
+  });
   const http = await serve(app, { host: config.ORCHESTRATOR_HTTP_HOST, port: config.ORCHESTRATOR_HTTP_PORT });
   logger.info({ url: http.url, instance: orchestrator.tuning.instanceId }, 'orchestrator listening');
   return {

@@ -26,6 +26,12 @@ export function storageElementsJson(
   );
 }
 
+/** The `METRICS_TOKENS` entry of {@link ingestEnv}: `/metrics` and readiness details. */
+export const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
+
+/** `fetch` options carrying {@link METRICS_TOKEN}. */
+export const METRICS_AUTH = { headers: { authorization: `Bearer ${METRICS_TOKEN}` } };
+
 /** Test defaults: fast polling, short leases. */
 export function ingestEnv(over: Record<string, string>): Record<string, string> {
   return {
@@ -40,6 +46,7 @@ export function ingestEnv(over: Record<string, string>): Record<string, string> 
     CAPACITY_MONITOR_HTTP_RETRIES: '0',
     CAPACITY_MONITOR_RETRY_BASE_DELAY: '0.05',
     INGEST_TUS_LOCK_LEASE_MS: '1500',
+    METRICS_TOKENS: METRICS_TOKEN,
     ...over,
   };
 }

@@ -79,7 +79,8 @@ export async function run(argv: string[]): Promise<number> {
     const orchestrator = state.processes.find((p) => p.role === 'orchestrator');
     process.stdout.write(
       `\ntus uploads: ${ingest?.url}/api/v1/uploads (Authorization: Bearer ${state.edgeToken}, organization ${state.organizationId})\n` +
-        `jobs:        ${orchestrator?.url}/api/v1/jobs\n` +
+        `jobs:        ${orchestrator?.url}/api/v1/jobs (the edge token: its organization; operator token: all)\n` +
+        `operator:    Bearer ${state.operatorToken} (jobs, ${ingest?.url}/ops, /metrics, the edge's status API)\n` +
         (state.edgeMatchId
           ? `edge:        recording match ${state.edgeMatchId} (status: ${state.processes.find((p) => p.role === 'edge')?.url}/api/v1/status)\n`
           : ''),
