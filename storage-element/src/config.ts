@@ -56,6 +56,7 @@ const envSchema = z.object({
   STORAGE_RESERVATION_MAX_TTL_MS: envInt(86_400_000, 1_000),
   STORAGE_CAPACITY_PROBE_INTERVAL_MS: envInt(1_000, 0),
   STORAGE_CAPACITY_ETAG_GRANULARITY_BYTES: envInt(1024 * 1024, 1),
+  STORAGE_BODY_IDLE_TIMEOUT_MS: envInt(10_000, 100, 600_000),
   STORAGE_S3_SOFT_CAPACITY_LIMIT: envInt(undefined, 1).optional(),
   STORAGE_S3_ENDPOINT: envUrl().optional(),
   STORAGE_S3_BUCKET: z.string().min(3).optional(),
@@ -109,6 +110,12 @@ export interface StorageElementConfig {
   capacityProbeIntervalMs: number;
   /** Byte counts are rounded down to this in the capacity ETag, bytes. */
   capacityEtagGranularityBytes: number;
+  /**
+   * Longest silence inside a PATCH body, ms: past it the request is cut, the
+   * bytes received so far are kept and the upload is free for the next
+   * request (a stalled client never holds `upload_busy` for minutes).
+   */
+  bodyIdleTimeoutMs: number;
   s3: S3Settings | undefined;
 }
 
@@ -163,6 +170,7 @@ export function loadStorageElementConfig(env: Record<string, string | undefined>
     reservationMaxTtlMs: e.STORAGE_RESERVATION_MAX_TTL_MS,
     capacityProbeIntervalMs: e.STORAGE_CAPACITY_PROBE_INTERVAL_MS,
     capacityEtagGranularityBytes: e.STORAGE_CAPACITY_ETAG_GRANULARITY_BYTES,
+    bodyIdleTimeoutMs: e.STORAGE_BODY_IDLE_TIMEOUT_MS,
     s3,
   });
 }

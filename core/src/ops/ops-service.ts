@@ -3,6 +3,7 @@ import { OpsMap, type OpsMapOptions } from './ops-map.ts';
 import type { OpsSettings } from './options.ts';
 import { opsRoutes } from './routes.ts';
 import { OpsSessions } from './session.ts';
+import { SessionRevocations } from './session-revocations.ts';
 
 /** The ops map of one ingest replica: routes to mount, the map, and close(). */
 export interface OpsService {
@@ -26,6 +27,11 @@ export function createOpsService(settings: OpsSettings, options: Omit<OpsMapOpti
     map,
     tokens: settings.tokens,
     sessions: new OpsSessions(settings.tokens, settings.sessionTtlMs),
+    revocations: new SessionRevocations({
+      redis: options.redis,
+      keyPrefix: options.keyPrefix,
+      ...(options.logger ? { logger: options.logger } : {}),
+    }),
     signal: closing.signal,
   });
   map.start();

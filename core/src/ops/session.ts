@@ -60,6 +60,12 @@ export class OpsSessions {
     return this.#tokenIds.has(id) ? id : null;
   }
 
+  /** When a well-formed, correctly signed cookie expires (epoch ms), else null. */
+  expiresAtMs(value: string): number | null {
+    if (!this.verify(value, 0)) return null;
+    return Number(value.split('.')[1]);
+  }
+
   #mac(body: string): string {
     return createHmac('sha256', this.#key).update(body).digest('base64url');
   }

@@ -30,10 +30,38 @@ export function loadConfig<S extends z.ZodObject>(
     value === undefined && issue?.code === 'invalid_type'
       ? 'a value: it is required'
       : (issue?.message ?? 'a valid value');
-  throw new ConfigError(
-    variable,
-    `got ${value === undefined ? 'nothing' : JSON.stringify(value)}, expected ${expected}`,
-  );
+  throw new ConfigError(variable, `got ${describeConfigValue(variable, value)}, expected ${expected}`);
+}
+
+/** Variable names whose whole value is a secret: never printed, only its length. */
+const SECRET_VARIABLE = /TOKEN|PASSWORD|SECRET|CREDENTIAL|PRIVATE|(^|_)KEY$|ACCESS_KEY/;
+
+/**
+ * How a configuration value may appear in an error message: `nothing` when
+ * unset; `<N characters, not shown>` for a secret variable (name contains
+ * TOKEN, PASSWORD, SECRET, …); otherwise JSON with any URL user-info
+ * (`user:password@`) replaced by `***@` — also in a malformed URL, which a
+ * URL parser would refuse to take apart.
+ */
+export function describeConfigValue(variable: string, value: string | undefined): string {
+  if (value === undefined) return 'nothing';
+  if (SECRET_VARIABLE.test(variable)) return `<${value.length} characters, not shown>`;
+  return JSON.stringify(redactUserinfo(value));
+}
+
+/**
+ * Replaces the user-info of anything URL-like (`scheme://user:pass@host`,
+ * `user:pass@host`) by `***`: everything from after `://` (or the start) to
+ * the LAST `@` of the string — a malformed password may hold `/`, `#`, `?`
+ * or `@`, so the path is not trusted to end the user-info. Strings without
+ * `@` are returned unchanged.
+ */
+export function redactUserinfo(value: string): string {
+  const schemeEnd = value.indexOf('://');
+  const start = schemeEnd >= 0 ? schemeEnd + 3 : 0;
+  const at = value.lastIndexOf('@');
+  if (at < start) return value;
+  return `${value.slice(0, start)}***${value.slice(at)}`;
 }
 
 /** An integer variable within [min, max]. */

@@ -5,6 +5,7 @@ import { seErrors } from '../errors.ts';
 import { etagMatches, parseRange } from '../files/range.ts';
 import { assertSafeId } from '../ids.ts';
 import type { SeEnv, SeServices } from './context.ts';
+import { isHeaderSafeContentType } from './request-helpers.ts';
 
 /**
  * The platform's own `Response` class. @hono/node-server replaces the global
@@ -53,7 +54,8 @@ export function fileRoutes(s: SeServices): Hono<SeEnv> {
     }
     const range = outcome.kind === 'partial' ? outcome.range : undefined;
     const length = range ? range.end - range.start + 1 : meta.sizeBytes;
-    headers['content-type'] = meta.contentType;
+    // A file stored before content types were checked may hold one no header can carry.
+    headers['content-type'] = isHeaderSafeContentType(meta.contentType) ? meta.contentType : 'application/octet-stream';
     headers['content-length'] = String(length);
     if (range) headers['content-range'] = `bytes ${range.start}-${range.end}/${meta.sizeBytes}`;
     const status = range ? 206 : 200;

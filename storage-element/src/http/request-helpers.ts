@@ -46,3 +46,12 @@ export function parseSha256(value: unknown): string | null {
   }
   return value;
 }
+
+/**
+ * Whether `value` can be sent back as a `Content-Type` header: a string of
+ * 1–200 printable ASCII characters (RFC 9110 §5.5: no CR, LF, NUL or other
+ * control character; no obs-text).
+ */
+export function isHeaderSafeContentType(value: unknown): value is string {
+  return typeof value === 'string' && /^[\x21-\x7e][\x20-\x7e]{0,199}$/.test(value);
+}

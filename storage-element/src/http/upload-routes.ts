@@ -6,7 +6,7 @@ import { seErrors } from '../errors.ts';
 import { assertSafeId, newId, parseSizeBytes } from '../ids.ts';
 import type { UploadView } from '../uploads/upload-record.ts';
 import type { SeEnv, SeServices } from './context.ts';
-import { assertWritable, parseSha256, readJsonObject } from './request-helpers.ts';
+import { assertWritable, isHeaderSafeContentType, parseSha256, readJsonObject } from './request-helpers.ts';
 import { reserveBytes } from './reservation-routes.ts';
 
 const APPEND_CONTENT_TYPES = new Set(['application/offset+octet-stream', 'application/octet-stream']);
@@ -18,10 +18,35 @@ function offsetHeaders(c: Context, v: UploadView): void {
 }
 
 /** The request body as a byte stream: Node's IncomingMessage when served by node, else the web stream. */
-function bodyStream(c: Context<SeEnv>): AsyncIterable<Uint8Array> | null {
+function bodyStream(c: Context<SeEnv>, idleTimeoutMs: number): AsyncIterable<Uint8Array> | null {
   const incoming = c.env?.incoming;
-  if (incoming) return incoming as AsyncIterable<Uint8Array>;
+  if (incoming) return idleLimited(incoming, idleTimeoutMs);
   return (c.req.raw.body as AsyncIterable<Uint8Array> | null) ?? null;
+}
+
+/**
+ * The request body, cut when no byte arrives for `idleTimeoutMs`: the
+ * request is destroyed with an `ECONNRESET`-coded error, which the upload
+ * store treats as a client that went away (bytes so far kept, upload free again).
+ */
+async function* idleLimited(incoming: IncomingMessage, idleTimeoutMs: number): AsyncGenerator<Uint8Array> {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const error = Object.assign(new Error(`no body byte for ${idleTimeoutMs} ms`), { code: 'ECONNRESET' });
+      incoming.destroy(error);
+    }, idleTimeoutMs);
+  };
+  arm();
+  try {
+    for await (const chunk of incoming) {
+      arm();
+      yield chunk as Uint8Array;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Most bytes of a refused append body read and discarded before answering; beyond, the connection is closed. */
@@ -63,8 +88,11 @@ export function uploadRoutes(s: SeServices): Hono<SeEnv> {
       body.reservation_id === undefined || body.reservation_id === null
         ? undefined
         : assertSafeId('reservation_id', body.reservation_id);
-    if (body.content_type !== undefined && (typeof body.content_type !== 'string' || body.content_type.length > 200)) {
-      throw seErrors.invalidRequest('content_type must be a string of at most 200 characters');
+    if (body.content_type !== undefined && !isHeaderSafeContentType(body.content_type)) {
+      // It is sent back as the file's Content-Type on every read: a CR/LF or NUL there would break every read.
+      throw seErrors.invalidRequest(
+        'content_type must be a string of at most 200 printable ASCII characters (no CR, LF or other control character)',
+      );
     }
     const contentType = (body.content_type as string | undefined) ?? 'application/octet-stream';
     const view = await s.uploads.create({
@@ -108,7 +136,12 @@ export function uploadRoutes(s: SeServices): Hono<SeEnv> {
       lengthHeader === undefined ? undefined : parseSizeBytes('Content-Length', lengthHeader, { fromHeader: true });
     let offset: number;
     try {
-      offset = await s.uploads.append(uploadId, Number(offsetHeader), bodyStream(c), contentLength);
+      offset = await s.uploads.append(
+        uploadId,
+        Number(offsetHeader),
+        bodyStream(c, s.config.bodyIdleTimeoutMs),
+        contentLength,
+      );
     } catch (error) {
       count507(s, 'append', error);
       // Read the rest of a refused body (up to a cap) so the client, still sending, can read the answer.
