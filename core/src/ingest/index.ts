@@ -20,6 +20,7 @@ export * from './ingest-app.ts';
 export * from './ingest-service.ts';
 export * from './options.ts';
 export * from './placement.ts';
+export * from './quota.ts';
 export * from './redis-locker.ts';
 export * from './se-client.ts';
 export * from './se-data-store.ts';

@@ -20,6 +20,7 @@ import type { EdgeIdentity } from './edge-tokens.ts';
 import { ingestApp } from './ingest-app.ts';
 import type { IngestSettings } from './options.ts';
 import type { PlacementAttempt } from './placement.ts';
+import { OrganizationQuotas } from './quota.ts';
 import { RedisLocker } from './redis-locker.ts';
 import { StorageElementClient } from './se-client.ts';
 import { StorageElementDataStore, type UploadOwner } from './se-data-store.ts';
@@ -118,6 +119,13 @@ export async function startIngest(
       retryAfterMs: env.INGEST_RETRY_AFTER_SECONDS * 1000,
     },
     uploadExpirationMs: env.INGEST_UPLOAD_EXPIRATION_MS,
+    reservationTtlMs: env.INGEST_RESERVATION_TTL_MS,
+    quotas: new OrganizationQuotas({
+      defaultBytes: env.INGEST_ORG_QUOTA_BYTES ?? null,
+      perOrganizationBytes: settings.organizationQuotas ?? {},
+      reservationTtlMs: env.INGEST_RESERVATION_TTL_MS,
+      retryAfterMs: env.INGEST_RETRY_AFTER_SECONDS * 1000,
+    }),
     jobCommandsTopic: topicNames(env.POLYVISION_TOPIC_PREFIX).commands,
     logger,
     ownerOf: (id) => owners.get(id),

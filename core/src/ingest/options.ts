@@ -16,6 +16,7 @@ import {
   type StorageElementConfig,
 } from '../capacity/index.ts';
 import { loadOpsSettings, type OpsSettings } from '../ops/options.ts';
+import { parseOrganizationQuotas } from './quota.ts';
 
 /** Environment of `pnpm polyvision ingest` (documented in core/README.md, "Ingest"). */
 export const ingestEnvSchema = z.object({
@@ -53,6 +54,12 @@ export const ingestEnvSchema = z.object({
   INGEST_EXPIRY_SWEEP_INTERVAL_MS: envInt(60_000, 100),
   INGEST_TUS_LOCK_LEASE_MS: envInt(10_000, 100),
   INGEST_SE_TIMEOUT_MS: envInt(15_000, 100),
+  /** Lifetime of an upload's reservation on its SE without progress (renewed by every byte written). */
+  INGEST_RESERVATION_TTL_MS: envInt(900_000, 1_000, 86_400_000),
+  /** Quota of reserved + stored bytes of every organization not in INGEST_ORG_QUOTAS; unset: unlimited. */
+  INGEST_ORG_QUOTA_BYTES: envInt(undefined, 0).optional(),
+  /** Quotas by organization: JSON `{"<organization id>": <bytes>}`. */
+  INGEST_ORG_QUOTAS: z.string().optional(),
   /** Scrape tokens: `/metrics` and readiness details (comma-separated; `OPS_TOKENS` work too). */
   METRICS_TOKENS: envTokenList(),
 });
@@ -65,6 +72,8 @@ export interface IngestSettings {
   capacity: CapacityMonitorSettings;
   /** The ops capacity map (`OPS_*`); null (not served) without `OPS_TOKENS`. */
   ops?: OpsSettings | null;
+  /** Quotas by organization (`INGEST_ORG_QUOTAS`), bytes. */
+  organizationQuotas?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -79,5 +88,6 @@ export function loadIngestSettings(env: Record<string, string | undefined> = pro
     storageElements: loadStorageElements(env),
     capacity: loadCapacityMonitorSettings(env),
     ops: loadOpsSettings(env),
+    organizationQuotas: parseOrganizationQuotas(parsed.INGEST_ORG_QUOTAS),
   };
 }

@@ -11,6 +11,7 @@ import {
   type PlacementOptions,
   placeFile,
 } from './placement.ts';
+import type { OrganizationQuotas } from './quota.ts';
 import { InsufficientStorageError, isStatus, peerCode, type StorageElementClient } from './se-client.ts';
 import {
   claimExpiredUploads,
@@ -48,6 +49,15 @@ export interface StorageElementDataStoreOptions {
   placement: Omit<PlacementOptions, 'reservationTtlMs'>;
   /** tus expiration: an upload not finished within this is gone (410), its reservation released. */
   uploadExpirationMs: number;
+  /**
+   * Lifetime of a reservation on its SE without progress, ms (the SE renews
+   * it on every byte written). An upload silent for longer loses its bytes
+   * there (410 on the next PATCH); a reservation stranded by a crash lapses.
+   * @defaultValue 900_000 (15 minutes)
+   */
+  reservationTtlMs?: number;
+  /** Per-organization quotas; omitted: none. */
+  quotas?: OrganizationQuotas;
   /** Topic for `job.submit` (tests use a prefixed one). @defaultValue polyvision.jobs.commands */
   jobCommandsTopic?: string;
   logger?: Logger;
@@ -112,6 +122,7 @@ export class StorageElementDataStore extends DataStore {
     }
     const meta = parsed.data;
     const size = upload.size;
+    await this.#checkQuota(meta.organization_id, size);
     const placed = await this.#place(size, []);
     const fileId = fileIdFor(upload.id);
     let seUploadId: string;
@@ -147,6 +158,15 @@ export class StorageElementDataStore extends DataStore {
         expiresInMs: this.#o.uploadExpirationMs,
       });
     } catch (error) {
+      await this.#o.client.abort(placed.se, seUploadId).catch(() => undefined);
+      await this.#o.client.releaseReservation(placed.se, placed.reservationId).catch(() => undefined);
+      throw error;
+    }
+    // Concurrent creations may both have passed the first check: count again with this upload recorded.
+    try {
+      await this.#checkQuota(meta.organization_id, 0);
+    } catch (error) {
+      await endUpload(this.#o.db, upload.id, 'failed', { code: 'quota_exceeded' }).catch(() => undefined);
       await this.#o.client.abort(placed.se, seUploadId).catch(() => undefined);
       await this.#o.client.releaseReservation(placed.se, placed.reservationId).catch(() => undefined);
       throw error;
@@ -298,6 +318,19 @@ export class StorageElementDataStore extends DataStore {
     });
   }
 
+  async #checkQuota(organizationId: string, addBytes: number): Promise<void> {
+    if (!this.#o.quotas) return;
+    try {
+      await this.#o.quotas.check(this.#o.db, organizationId, addBytes);
+    } catch (error) {
+      if (error instanceof PolyvisionError && error.code === 'quota_exceeded') {
+        this.#logger.info({ organization_id: organizationId, ...error.details }, 'upload refused: quota');
+        throw tusError(error);
+      }
+      throw error;
+    }
+  }
+
   async #openRow(id: string): Promise<UploadRow> {
     const row = await getUploadRow(this.#o.db, id);
     if (!row) throw ERRORS.FILE_NOT_FOUND;
@@ -326,7 +359,7 @@ export class StorageElementDataStore extends DataStore {
           storageElements: this.#o.storageElements.filter((se) => !exclude.includes(se.storage_id)),
         },
         sizeBytes,
-        { ...this.#o.placement, reservationTtlMs: Math.min(this.#o.uploadExpirationMs, 86_400_000) },
+        { ...this.#o.placement, reservationTtlMs: this.#o.reservationTtlMs ?? 900_000 },
       );
       this.#o.onPlacement?.(placed.attempts, true);
       return placed;
