@@ -11,10 +11,12 @@ import {
 import { Hono } from 'hono';
 import { EdgeTokenVerifier } from '../auth/edge-token-verifier.ts';
 import { hasListedToken, tokenListAuth } from '../auth/principal.ts';
-import type { AdaptiveCapacityMonitor } from '../capacity/index.ts';
+import type { AdaptiveCapacityMonitor, StorageCandidate } from '../capacity/index.ts';
 import type { Database } from '../db/index.ts';
 import type { OpsService } from '../ops/ops-service.ts';
+import type { DegradingLocker } from './degrading-locker.ts';
 import type { EdgeIdentity } from './edge-tokens.ts';
+import type { LastKnownCapacity } from './last-known-capacity.ts';
 import { type TusRoutesOptions, tusRoutes, UPLOADS_PATH } from './tus-routes.ts';
 
 /** What {@link ingestApp} serves. */
@@ -23,6 +25,10 @@ export interface IngestAppOptions {
   /** Answers `PING` for readiness. */
   redis: { ping(): Promise<unknown> };
   monitor: AdaptiveCapacityMonitor;
+  /** Placement's capacity view (last known capacity while Redis is down). */
+  capacity: LastKnownCapacity;
+  /** The tus locker (local locks while Redis is down). */
+  locker: DegradingLocker;
   registry: Registry;
   logger: Logger;
   /** The ops capacity map, when `OPS_TOKENS` is set. */
@@ -43,8 +49,11 @@ export interface IngestAppOptions {
  *   (protocol discovery, no data);
  * - `/ops`, `/api/v1/capacity-map[/events]`: operator token or session (core/src/ops);
  * - `/metrics`: a metrics or operator token, else 401;
- * - `/health/ready`: `{status}` (200/503) to anyone; the checks and the
- *   capacity-monitor view with a metrics or operator token;
+ * - `/health/ready`: `{status}` to anyone — `ok` (200), `degraded` (200:
+ *   Redis unreachable, uploads still placed on the last known capacity with
+ *   local tus locks) or `fail` (503: no database or no writable SE); the
+ *   checks, what is degraded since when, and the capacity-monitor view with
+ *   a metrics or operator token;
  * - `/health/live`: open, `{status: 'ok'}`.
  * A control character in the path or query is 400 `invalid_characters` before any route.
  */
@@ -58,19 +67,41 @@ export function ingestApp(options: IngestAppOptions): Hono<{ Variables: { edge: 
   app.use('*', rejectControlCharacters());
   app.get('/health/live', (c) => c.json({ status: 'ok' }));
   app.get('/health/ready', async (c) => {
-    const capacity = await monitor.status().catch(() => null);
-    const result = await runHealthChecks({
+    const capacity = await withTimeout(monitor.status(), 1_000).catch(() => null);
+    const critical = await runHealthChecks({
       database: () => db.query('SELECT 1'),
-      redis: () => options.redis.ping(),
-      writable_storage: () => {
-        if (!capacity || (capacity.enabled && capacity.writable_storage_elements === 0)) {
-          throw new Error('no writable storage element is known');
-        }
+      writable_storage: async () => {
+        if (capacity && !(capacity.enabled && capacity.writable_storage_elements === 0)) return;
+        // The cache is unreadable (Redis down?): what placement uses instead.
+        const fallback = capacity ? [] : options.capacity.lastKnown();
+        if (!fallback.some(isWritable)) throw new Error('no writable storage element is known');
       },
     });
-    const code = result.status === 'ok' ? 200 : 503;
-    if (!hasListedToken(c, serviceTokens)) return c.json({ status: result.status }, code);
-    return c.json({ ...result, capacity_monitor: capacity }, code);
+    // Redis is not needed to place and receive uploads (last known capacity, local tus locks): degraded, not down.
+    const redis = await runHealthChecks({ redis: () => options.redis.ping() }, 1_000);
+    const status = critical.status === 'fail' ? 'fail' : redis.status === 'fail' ? 'degraded' : 'ok';
+    const code = status === 'fail' ? 503 : 200;
+    if (!hasListedToken(c, serviceTokens)) return c.json({ status }, code);
+    const degraded = options.capacity.degraded;
+    const locksLocalSinceMs = options.locker.degradedSinceMs;
+    return c.json(
+      {
+        status,
+        checks: { ...critical.checks, ...redis.checks },
+        degraded: {
+          capacity_cache: degraded
+            ? {
+                since: new Date(degraded.sinceMs).toISOString(),
+                reason: degraded.reason,
+                last_known_at: degraded.snapshotAtMs === null ? null : new Date(degraded.snapshotAtMs).toISOString(),
+              }
+            : null,
+          tus_locks_local_since: locksLocalSinceMs === null ? null : new Date(locksLocalSinceMs).toISOString(),
+        },
+        capacity_monitor: capacity,
+      },
+      code,
+    );
   });
   app.use('/metrics', tokenListAuth(serviceTokens, 'polyvision-metrics'));
   app.route('/', metricsRoute(options.registry));
@@ -87,4 +118,18 @@ export function ingestApp(options: IngestAppOptions): Hono<{ Variables: { edge: 
   app.use(`${UPLOADS_PATH}/*`, async (c, next) => (c.req.method === 'OPTIONS' ? next() : auth(c, next)));
   app.route('/', tusRoutes({ db, ...options.tus }));
   return app;
+}
+
+function isWritable(c: StorageCandidate): boolean {
+  return c.reachable && c.health !== 'unhealthy' && (c.mode === 'edit' || c.mode === 'rw') && c.full_marked_at === null;
+}
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }

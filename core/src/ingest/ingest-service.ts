@@ -16,8 +16,10 @@ import { AdaptiveCapacityMonitor, CAPACITY_LEADER_KEY, CapacityCache } from '../
 import { createDatabase, type Database, migrate } from '../db/index.ts';
 import { createOpsService } from '../ops/ops-service.ts';
 import { topicNames } from '../orchestrator/contracts/index.ts';
+import { DegradingLocker } from './degrading-locker.ts';
 import type { EdgeIdentity } from './edge-tokens.ts';
 import { ingestApp } from './ingest-app.ts';
+import { LastKnownCapacity } from './last-known-capacity.ts';
 import type { IngestSettings } from './options.ts';
 import type { PlacementAttempt } from './placement.ts';
 import { OrganizationQuotas } from './quota.ts';
@@ -107,9 +109,17 @@ export async function startIngest(
     help: 'Reservations refused by a storage element with 507',
     labelNames: ['storage_id'],
   });
+  // Placement survives a Redis outage on the last capacity read (reservations on the SEs keep it safe).
+  const redisUp = () => redis.status === 'ready';
+  const capacity = new LastKnownCapacity({
+    source: monitor,
+    storageElements: settings.storageElements,
+    sourceAvailable: redisUp,
+    logger,
+  });
   const store = new StorageElementDataStore({
     db,
-    capacity: monitor,
+    capacity,
     client,
     storageElements: settings.storageElements,
     placement: {
@@ -139,11 +149,15 @@ export async function startIngest(
       deps.onPlacement?.(attempts, placed);
     },
   });
-  const locker = new RedisLocker({
-    redis,
-    subscriber,
-    keyPrefix: `${prefix}tus:lock:`,
-    leaseMs: env.INGEST_TUS_LOCK_LEASE_MS,
+  const locker = new DegradingLocker({
+    shared: new RedisLocker({
+      redis,
+      subscriber,
+      keyPrefix: `${prefix}tus:lock:`,
+      leaseMs: env.INGEST_TUS_LOCK_LEASE_MS,
+    }),
+    sharedAvailable: redisUp,
+    logger,
   });
 
   // Ops capacity map (core/src/ops): /ops, /api/v1/capacity-map[/events], behind OPS_TOKENS.
@@ -166,6 +180,8 @@ export async function startIngest(
     db,
     redis,
     monitor,
+    capacity,
+    locker,
     registry,
     logger,
     ...(ops ? { ops } : {}),

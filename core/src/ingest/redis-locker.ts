@@ -67,7 +67,10 @@ export class RedisLocker implements Locker {
   /** @internal Registers the holder's release callback and makes sure the subscription runs. */
   async listen(id: string, requestRelease: RequestRelease | undefined): Promise<void> {
     if (requestRelease) this.#releaseHandlers.set(id, requestRelease);
-    this.#subscribed ??= this.#subscribe();
+    this.#subscribed ??= this.#subscribe().catch((error) => {
+      this.#subscribed = undefined; // Redis was down: subscribe again on the next lock
+      throw error;
+    });
     await this.#subscribed;
   }
 
@@ -76,13 +79,18 @@ export class RedisLocker implements Locker {
     this.#releaseHandlers.delete(id);
   }
 
+  #listening = false;
+
   async #subscribe(): Promise<void> {
     const pattern = `${this.#o.keyPrefix}release:*`;
-    this.#o.subscriber.on('pmessage', (_pattern: string, channel: string) => {
-      const id = channel.slice(`${this.#o.keyPrefix}release:`.length);
-      const handler = this.#releaseHandlers.get(id);
-      if (handler) void Promise.resolve(handler()).catch(() => undefined);
-    });
+    if (!this.#listening) {
+      this.#listening = true;
+      this.#o.subscriber.on('pmessage', (_pattern: string, channel: string) => {
+        const id = channel.slice(`${this.#o.keyPrefix}release:`.length);
+        const handler = this.#releaseHandlers.get(id);
+        if (handler) void Promise.resolve(handler()).catch(() => undefined);
+      });
+    }
     await this.#o.subscriber.psubscribe(pattern);
   }
 }

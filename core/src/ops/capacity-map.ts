@@ -81,6 +81,12 @@ export interface CapacityMap {
   totals: CapacityTotals;
   events: OpsEvent[];
   jobs: JobsSummary | { error: string };
+  /**
+   * Whether the replica could read the shared state (Redis). While it cannot,
+   * the rest of the map is the last one read (`as_of`), and ingest keeps
+   * placing uploads on its last known capacity.
+   */
+  redis: { reachable: boolean; since: string | null; as_of: string | null; message: string | null };
 }
 
 /** What {@link assembleCapacityMap} is built from: everything already read. */
@@ -209,6 +215,7 @@ export function assembleCapacityMap(input: CapacityMapInput): CapacityMap {
     totals: totalsOf(ses, input.warningPercent),
     events: input.events,
     jobs: input.jobs,
+    redis: { reachable: true, since: null, as_of: null, message: null },
   };
 }
 

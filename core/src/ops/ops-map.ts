@@ -65,6 +65,9 @@ export class OpsMap {
     this.#store = new OpsStore(options.redis, options.keyPrefix, options.settings.eventsMax);
   }
 
+  #lastGood: CapacityMap | null = null;
+  #unreachable: { sinceMs: number; message: string } | null = null;
+
   /** The shared Redis side (events, 507 counts, presence). */
   get store(): OpsStore {
     return this.#store;
@@ -150,10 +153,56 @@ export class OpsMap {
   /**
    * Reads the whole map from Redis (and the database for jobs unless
    * `includeJobs` is false), announcing this replica first so that it lists itself.
-   *
-   * @throws when Redis cannot be read (the route answers 503 through the error handler).
+   * When Redis cannot be read within 2 s, answers the last map read (or an
+   * empty one) with `redis.reachable: false`, since when, and why; never throws.
    */
   async read(options: { includeJobs?: boolean } = {}): Promise<CapacityMap> {
+    try {
+      const map = await withTimeout(this.#readLive(options), READ_TIMEOUT_MS);
+      if (this.#unreachable) this.#logger.info('ops map: Redis readable again');
+      this.#unreachable = null;
+      this.#lastGood = map;
+      return map;
+    } catch (error) {
+      const message = `Redis unreachable: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300);
+      if (!this.#unreachable)
+        this.#logger.warn({ err: error }, 'ops map: Redis unreachable, serving the last map read');
+      this.#unreachable ??= { sinceMs: Date.now(), message };
+      const o = this.#o;
+      const nowMs = Date.now();
+      const base =
+        this.#lastGood ??
+        assembleCapacityMap({
+          nowMs,
+          servedBy: o.instanceId,
+          monitorEnabled: o.capacitySettings.enabled,
+          pollBaseIntervalMs: o.capacitySettings.baseIntervalMs,
+          pollMaxIntervalMs: o.capacitySettings.maxIntervalMs,
+          warningPercent: o.settings.warningPercent,
+          storageElements: o.storageElements,
+          cache: new Map(),
+          healthKeys: new Map(),
+          count507: new Map(),
+          leader: null,
+          instances: [],
+          events: [],
+          jobs: { error: 'jobs are not read while Redis is unreachable' },
+        });
+      return {
+        ...base,
+        generated_at: new Date(nowMs).toISOString(),
+        redis: {
+          reachable: false,
+          since: new Date(this.#unreachable.sinceMs).toISOString(),
+          as_of: this.#lastGood?.generated_at ?? null,
+          message: this.#unreachable.message,
+        },
+      };
+    }
+  }
+
+  /** Reads everything from Redis (and the jobs from the database) now. */
+  async #readLive(options: { includeJobs?: boolean }): Promise<CapacityMap> {
     const includeJobs = options.includeJobs ?? true;
     const o = this.#o;
     const nowMs = Date.now();
@@ -243,4 +292,17 @@ export class OpsMap {
       });
     }
   }
+}
+
+/** Longest wait for Redis before the map says it is unreachable, ms. */
+const READ_TIMEOUT_MS = 2_000;
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }

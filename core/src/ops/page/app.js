@@ -342,10 +342,26 @@ function render(map) {
   renderStorage(map);
   renderEvents(map);
   renderJobs(map);
+  renderDegraded(map);
   if (focused) document.querySelector(`#map [data-dc="${CSS.escape(focused)}"]`)?.focus();
   $('footer').textContent =
     `Served by ${map.served_by} · map of ${timeOf(map.generated_at)} · poll base interval ${duration(map.poll_base_interval_ms)}`;
   document.body.dataset.generatedAt = map.generated_at;
+}
+
+/** Redis unreachable: say so above everything (the rest is the last map read). */
+function renderDegraded(map) {
+  const el = $('degraded');
+  const redis = map.redis;
+  if (!redis || redis.reachable) {
+    el.hidden = true;
+    el.textContent = '';
+    return;
+  }
+  el.hidden = false;
+  el.textContent =
+    `Redis unreachable since ${timeOf(redis.since)}: showing the state of ${redis.as_of ? timeOf(redis.as_of) : 'nothing read yet'}. ` +
+    'Ingest keeps placing uploads on its last known capacity (the storage elements’ reservations decide).';
 }
 
 /** Every second: ages and stale marks move on even when no new map arrives. */

@@ -52,6 +52,7 @@ export function mapPage(): string {
   <form method="post" action="/ops/logout"><button type="submit" class="quiet">Sign out</button></form>
 </header>
 <main>
+  <p id="degraded" class="degraded" role="alert" hidden></p>
   <section class="cards" aria-label="Summary">
     <article class="card" id="card-fleet"><h2>Writable capacity</h2><div class="card-body">–</div></article>
     <article class="card" id="card-health"><h2>Storage elements</h2><div class="card-body">–</div></article>
