@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, envBool, envEnum, envInt, envSecondsAsMs, envUrl, loadConfig } from '../src/index.ts';
+import {
+  ConfigError,
+  describeConfigValue,
+  envBool,
+  envEnum,
+  envInt,
+  envSecondsAsMs,
+  envTokenList,
+  envUrl,
+  loadConfig,
+  parseTokenList,
+  redactUserinfo,
+} from '../src/index.ts';
 
 const schema = z.object({
   PORT: envInt(8080, 1, 65535),
@@ -31,5 +43,33 @@ describe('loadConfig', () => {
   it('says a required variable is missing in plain words', () => {
     const required = z.object({ REDIS_URL: envUrl() });
     expect(() => loadConfig(required, {})).toThrow('REDIS_URL: got nothing, expected a value: it is required');
+  });
+});
+
+describe('secrets in configuration errors', () => {
+  it('never echoes a URL password, even in a malformed URL', () => {
+    expect(redactUserinfo('postgres://pv:s3cret@db:5432/x')).toBe('postgres://***@db:5432/x');
+    expect(redactUserinfo('postgres://pv:s3/cr#et@db host/x')).toBe('postgres://***@db host/x');
+    expect(redactUserinfo('redis://:p@ss@[bad')).toBe('redis://***@[bad');
+    expect(redactUserinfo('redis://localhost:6379')).toBe('redis://localhost:6379');
+    const schema = z.object({ DATABASE_URL: envUrl() });
+    expect(() => loadConfig(schema, { DATABASE_URL: 'postgres://pv:s3cret@db host/x' })).toThrow(ConfigError);
+    try {
+      loadConfig(schema, { DATABASE_URL: 'postgres://pv:s3cret@db host/x' });
+    } catch (error) {
+      expect((error as Error).message).toContain('DATABASE_URL');
+      expect((error as Error).message).not.toContain('s3cret');
+    }
+  });
+
+  it('shows only the length of a token variable', () => {
+    expect(describeConfigValue('OPS_TOKENS', 'abc')).toBe('<3 characters, not shown>');
+    expect(describeConfigValue('STORAGE_S3_SECRET_ACCESS_KEY', 'k')).toBe('<1 characters, not shown>');
+    expect(() => parseTokenList('OPS_TOKENS', 'short-secret')).toThrow(/token #1 has 12 characters/);
+    expect(() => parseTokenList('OPS_TOKENS', 'short-secret')).not.toThrow(/short-secret/);
+    expect(parseTokenList('OPS_TOKENS', ' a-token-of-16-chars , ')).toEqual(['a-token-of-16-chars']);
+    const schema = z.object({ METRICS_TOKENS: envTokenList() });
+    expect(() => loadConfig(schema, { METRICS_TOKENS: 'tiny-secret' })).toThrow(/METRICS_TOKENS/);
+    expect(() => loadConfig(schema, { METRICS_TOKENS: 'tiny-secret' })).not.toThrow(/tiny-secret/);
   });
 });

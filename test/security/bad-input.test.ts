@@ -80,6 +80,7 @@ beforeAll(async () => {
     CAPACITY_MONITOR_BASE_INTERVAL: '0.3',
     OPS_TOKENS: OPERATOR_TOKEN,
     METRICS_TOKENS: METRICS_TOKEN,
+    INGEST_ORG_QUOTAS: JSON.stringify({ tiny: 100 }),
     LOG_LEVEL: 'debug',
   });
   orchestrator = await spawnService(
@@ -101,6 +102,7 @@ beforeAll(async () => {
     await migrate(db);
     edgeToken = (await createEdgeToken(db, 'acme', 'edge-1')).token;
     otherTokens.push((await createEdgeToken(db, 'other-org')).token);
+    otherTokens.push((await createEdgeToken(db, 'tiny')).token);
   } finally {
     await db.close();
   }
@@ -201,6 +203,52 @@ describe('bad input to ingest', () => {
       });
       expect(response.status).toBe(401);
     }
+  });
+});
+
+describe('more bad input to ingest', () => {
+  it('an organization over its quota gets 507 quota_exceeded with Retry-After', async () => {
+    const response = await call('ingest POST over quota', `${ingest.url}/api/v1/uploads`, {
+      method: 'POST',
+      headers: tus(otherTokens[1] as string, {
+        'upload-length': '1000',
+        'upload-metadata': metadata({ organization_id: 'tiny' }),
+      }),
+    });
+    expect(response.status).toBe(507);
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await codeOf(response)).toBe('quota_exceeded');
+  });
+
+  it('a bad Upload-Checksum, an oversized header and a malformed Authorization are 4xx', async () => {
+    const created = await call('ingest POST for checksum', `${ingest.url}/api/v1/uploads`, {
+      method: 'POST',
+      headers: tus(edgeToken, { 'upload-length': '10', 'upload-metadata': metadata({ match_id: 'cks' }) }),
+    });
+    expect(created.status).toBe(201);
+    const path = new URL(created.headers.get('location') ?? '', ingest.url).pathname;
+    const patch = (checksum: string) =>
+      call('ingest PATCH bad checksum', `${ingest.url}${path}`, {
+        method: 'PATCH',
+        headers: tus(edgeToken, {
+          'upload-offset': '0',
+          'content-type': 'application/offset+octet-stream',
+          'upload-checksum': checksum,
+        }),
+        body: Buffer.alloc(10, 1),
+      });
+    expect((await patch('crc32 AAAA')).status).toBe(400);
+    expect((await patch('sha256 AAAA')).status).toBe(460);
+    const huge = await call('ingest huge header', `${ingest.url}/api/v1/uploads`, {
+      method: 'POST',
+      headers: tus(edgeToken, { 'upload-length': '10', 'upload-metadata': `a ${'x'.repeat(20_000)}` }),
+    });
+    expect([400, 431]).toContain(huge.status);
+    const malformed = await call('ingest malformed authorization', `${ingest.url}/api/v1/uploads`, {
+      method: 'POST',
+      headers: { authorization: 'Basic dXNlcjpwYXNz', 'tus-resumable': '1.0.0', 'upload-length': '10' },
+    });
+    expect([400, 401]).toContain(malformed.status);
   });
 });
 
@@ -392,7 +440,9 @@ describe('bad configuration', () => {
 describe('the whole suite', () => {
   it('got no 500 and left no secret in any log', async () => {
     expect(responses.length).toBeGreaterThan(40);
-    expect(responses.filter((r) => r.status >= 500)).toEqual([]);
+    // 507 is an answer (quota, storage), with Retry-After; nothing else of the 5xx family is.
+    expect(responses.filter((r) => r.status >= 500 && r.status !== 507)).toEqual([]);
+    expect(responses.filter((r) => r.status === 507).map((r) => r.what)).toEqual(['ingest POST over quota']);
     const logs = { se: se.stderr(), ingest: ingest.stderr(), orchestrator: orchestrator.stderr() };
     expect(logs.ingest.length).toBeGreaterThan(0);
     for (const [name, log] of Object.entries(logs)) {

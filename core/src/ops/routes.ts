@@ -46,23 +46,25 @@ const ASSETS = new Map<string, { body: string; type: string }>(
 );
 
 /**
- * Whether a state-changing form POST comes from this origin: a browser's
- * `Origin` (or, without it, `Sec-Fetch-Site`) must name this host; a client
- * that sends neither (curl, scripts) is not a browser and cannot be a
- * cross-site form.
+ * Whether a state-changing form POST comes from this origin (Fetch Metadata,
+ * W3C "Fetch Metadata Request Headers"): a browser's `Sec-Fetch-Site` must be
+ * `same-origin` (or `none`: typed by the user). Without it, an `Origin` must
+ * name this host — the page's `Referrer-Policy: no-referrer` makes browsers
+ * send `Origin: null` on same-origin forms, which is then refused, so such a
+ * browser must send Fetch Metadata. A client that sends neither (curl,
+ * scripts) is not a browser and cannot be a cross-site form.
  */
 function sameOrigin(c: Context): boolean {
-  const origin = c.req.header('origin');
-  if (origin !== undefined) {
-    if (origin === 'null') return false;
-    try {
-      return new URL(origin).host === (c.req.header('host') ?? new URL(c.req.url).host);
-    } catch {
-      return false;
-    }
-  }
   const site = c.req.header('sec-fetch-site');
-  return site === undefined || site === 'same-origin' || site === 'none';
+  if (site !== undefined) return site === 'same-origin' || site === 'none';
+  const origin = c.req.header('origin');
+  if (origin === undefined) return true;
+  if (origin === 'null') return false;
+  try {
+    return new URL(origin).host === (c.req.header('host') ?? new URL(c.req.url).host);
+  } catch {
+    return false;
+  }
 }
 
 /** The client's address as the socket saw it (no proxy header is trusted). */
