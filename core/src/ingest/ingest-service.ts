@@ -110,7 +110,8 @@ export async function startIngest(
     labelNames: ['storage_id'],
   });
   // Placement survives a Redis outage on the last capacity read (reservations on the SEs keep it safe).
-  const redisUp = () => redis.status === 'ready';
+  // ioredis tells its connection state; a client without one (the demo's embedded ioredis-mock) is always up.
+  const redisUp = () => (redis as { status?: string }).status === undefined || redis.status === 'ready';
   const capacity = new LastKnownCapacity({
     source: monitor,
     storageElements: settings.storageElements,
