@@ -106,6 +106,9 @@ export function trackClip(
     newTrackThreshold:
       options.newTrackThreshold ?? (thresholds.source === 'calibration' ? thresholds.high : undefined),
     lostTrackBufferFrames,
+    // ByteTrack's first-association cost 1 − IoU·score assumes MOT17-scale scores: with a detector
+    // scoring real people 0.2–0.4 it exceeds the 0.8 limit at any overlap. Fuse only on that scale.
+    fuseScore: options.fuseScore ?? thresholds.high >= 0.5,
   };
   const tracks: Track[] = [];
   const tracker = new ByteTracker(trackerOptions, 1);

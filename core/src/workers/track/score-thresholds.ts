@@ -20,8 +20,6 @@ export interface ScoreThresholds {
 export interface CalibrationOptions {
   /** Fewer person scores than this: ByteTrack's defaults are kept. @defaultValue 50 */
   minSamples?: number;
-  /** Share of the confident boxes left below `high` (they still join tracks in the second association). @defaultValue 0.1 */
-  highQuantile?: number;
   /** `low` is this quantile of all scores (the weakest boxes are ignored). @defaultValue 0.1 */
   lowQuantile?: number;
   /** Bounds of `high`. @defaultValue [0.1, 0.6] */
@@ -38,21 +36,23 @@ export function quantile(sorted: readonly number[], q: number): number {
 }
 
 /**
- * Otsu's threshold (Otsu, "A threshold selection method from gray-level histograms", IEEE SMC 1979)
- * of values in [0, 1]: the cut of a 100-bin histogram maximising the between-class variance.
- * Detector scores are bimodal — a heap of background boxes near the detector's floor and a mode of
- * real objects — and the cut falls between them.
+ * The cut between the two modes of values in [0, 1] (detector scores are bimodal: a heap of
+ * background boxes near the detector's floor and a mode of real objects). Otsu's method (Otsu, "A
+ * threshold selection method from gray-level histograms", IEEE SMC 1979) on a 100-bin histogram
+ * gives the two class means; as Otsu's cut drifts into the smaller class when the classes are
+ * unequal (the valley-emphasis remark of Ng, Pattern Recognition Letters 2006), the cut is then
+ * the middle of the emptiest run of bins (3-bin smoothed) between the two means.
  */
 export function otsuThreshold(values: readonly number[], bins = 100): number {
   const histogram = new Array<number>(bins).fill(0);
-  for (const v of values) histogram[Math.min(bins - 1, Math.max(0, Math.floor(v * bins)))]! += 1;
+  for (const v of values) histogram[Math.min(bins - 1, Math.max(0, Math.floor(v * bins + 1e-9)))]! += 1;
   const total = values.length;
   let sumAll = 0;
   for (let i = 0; i < bins; i++) sumAll += (i + 0.5) * histogram[i]!;
   let weightBelow = 0;
   let sumBelow = 0;
   let best = -1;
-  let cut = 0;
+  let means: [number, number] = [0, bins - 1];
   for (let i = 0; i < bins - 1; i++) {
     weightBelow += histogram[i]!;
     sumBelow += (i + 0.5) * histogram[i]!;
@@ -63,19 +63,33 @@ export function otsuThreshold(values: readonly number[], bins = 100): number {
     const between = weightBelow * weightAbove * (meanBelow - meanAbove) ** 2;
     if (between > best) {
       best = between;
-      cut = (i + 1) / bins;
+      means = [meanBelow, meanAbove];
     }
   }
-  return cut;
+  const from = Math.ceil(means[0]);
+  const to = Math.max(from, Math.floor(means[1]));
+  const smooth = (i: number) => (histogram[i - 1] ?? 0) + histogram[i]! + (histogram[i + 1] ?? 0);
+  let least = Number.POSITIVE_INFINITY;
+  for (let i = from; i <= to; i++) least = Math.min(least, smooth(i));
+  // The longest run of least-populated bins; its middle.
+  let bestRun: [number, number] = [from, from];
+  for (let i = from; i <= to; i++) {
+    if (smooth(i) !== least) continue;
+    let j = i;
+    while (j + 1 <= to && smooth(j + 1) === least) j += 1;
+    if (j - i > bestRun[1] - bestRun[0]) bestRun = [i, j];
+    i = j;
+  }
+  return (bestRun[0] + bestRun[1] + 1) / 2 / bins;
 }
 
 /**
  * ByteTrack thresholds from a clip's own person scores (players, goalkeepers, referees; the ball
- * has its own tracker): Otsu's cut separates the background boxes from the confident mode; `high`
- * is the `highQuantile` of the confident boxes (so most real people start and keep tracks in the
- * first association whatever the detector's score scale: real footage scores 0.1–0.4 where
- * ByteTrack's 0.5 assumes MOT17 detectors), clamped to `highRange`; `low` the `lowQuantile` of all
- * scores, below `high`.
+ * has its own tracker): `high` is Otsu's cut, which separates the heap of background boxes near the
+ * detector's floor from the confident mode of real people, clamped to `highRange` — so real people
+ * start and keep tracks in the first association whatever the detector's score scale (real footage
+ * scores 0.1–0.4 where ByteTrack's 0.5 assumes MOT17 detectors); `low` is the `lowQuantile` of all
+ * scores, at most 0.8 · `high` (the weakest boxes are ignored, the rest serve the second association).
  *
  * @returns `source: 'default'` (0.5 / 0.1) with fewer than `minSamples` scores.
  */
@@ -84,10 +98,8 @@ export function calibrateScoreThresholds(scores: readonly number[], options: Cal
   if (sorted.length < (options.minSamples ?? 50)) {
     return { high: 0.5, low: 0.1, source: 'default', samples: 0 };
   }
-  const cut = otsuThreshold(sorted);
-  const confident = sorted.filter((s) => s >= cut);
   const [minHigh, maxHigh] = options.highRange ?? [0.1, 0.6];
-  const high = Math.min(maxHigh, Math.max(minHigh, quantile(confident, options.highQuantile ?? 0.1)));
+  const high = Math.min(maxHigh, Math.max(minHigh, otsuThreshold(sorted)));
   const low = Math.min(high * 0.8, quantile(sorted, options.lowQuantile ?? 0.1));
   return { high: round3(high), low: round3(low), source: 'calibration', samples: sorted.length };
 }
