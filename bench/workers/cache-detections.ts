@@ -9,10 +9,10 @@
  * detector's analysed frames per second (decode + inference + NMS, wall time on this host).
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MODEL_PATH } from '../../core/src/workers/detect/handler.ts';
 import { Detector, runDetect } from '../../core/src/workers/detect/index.ts';
+import { detectionsCachePath } from './cache-detections-path.ts';
 import { syntheticClip } from './synthetic-clip.ts';
 
 const { values } = parseArgs({
@@ -23,9 +23,6 @@ const { values } = parseArgs({
     model: { type: 'string' },
   },
 });
-
-/** Where {@link cacheDetections} keeps a clip's source-rate detections. */
-export const detectionsCachePath = (dir: string, tiles: string) => join(dir, `detections-source-${tiles}.jsonl`);
 
 const clip = await syntheticClip(Number(values.seed), Number(values.duration));
 const out = detectionsCachePath(clip.dir, values.tiles!);
