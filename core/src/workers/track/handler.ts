@@ -128,6 +128,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
           outputs,
           stats: {
             tracks: clip.tracks.tracks.length,
+            people: clip.tracks.tracks.filter((t) => t.class !== 'ball').length,
             frames: clip.tracks.frameCount,
             thresholdHigh: clip.thresholds.high,
             thresholdLow: clip.thresholds.low,
