@@ -18,8 +18,7 @@
  * ball detections, and at the chosen rate the analyze stage's team split (needs the panorama).
  * Writes bench/results/track-quality.json.
  */
-import { readFile } from 'node:fs/promises';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -117,9 +116,7 @@ function measure(rate: number, picked: number[], result: TrackedClip, truth: Tra
   for (let k = 0; k < picked.length; k++) {
     const gt = truth.tracks
       .filter((t) => t.class === 'player')
-      .flatMap((t) =>
-        t.frames.filter((f) => f.frame === k && (visibility.get(`${picked[k]}:${t.id}`) ?? 1) >= 0.25),
-      );
+      .flatMap((t) => t.frames.filter((f) => f.frame === k && (visibility.get(`${picked[k]}:${t.id}`) ?? 1) >= 0.25));
     const boxes = personTracks.flatMap((t) => t.frames.filter((f) => f.frame === k));
     visible += gt.length;
     tracked += boxes.length;
@@ -248,7 +245,13 @@ for (const rate of values.rates!.split(',').map(Number)) {
 const results = {
   date: new Date().toISOString(),
   command: `node bench/workers/track-quality.ts --seed ${values.seed} --duration ${values.duration} --tiles ${values.tiles} --rates ${values.rates}`,
-  clip: { seed: Number(values.seed), durationS: Number(values.duration), width: clip.width, height: clip.height, fps: clip.fps },
+  clip: {
+    seed: Number(values.seed),
+    durationS: Number(values.duration),
+    width: clip.width,
+    height: clip.height,
+    fps: clip.fps,
+  },
   detector: { model: source.header.model, sourceRateFrames: source.frames.length },
   ballRadiusPx: ballRadius,
   rates: rows,

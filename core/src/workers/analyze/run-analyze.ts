@@ -133,7 +133,8 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
     });
     warnings.push({
       code: 'no_pitch_region',
-      message: 'without a calibration the pitch is unknown: people off it (benches, coaches) may count in teams and heatmaps',
+      message:
+        'without a calibration the pitch is unknown: people off it (benches, coaches) may count in teams and heatmaps',
     });
   }
   const onPitch = new Map<number, boolean | null>(

@@ -109,7 +109,8 @@ export function assignTeams(
     return [0, 1, 2].map((c) => median(list.map((s) => s[c]!)));
   });
   const result = kmeans(points, 2, { initialization: 'kmeans++', seed: 42 });
-  const distanceTo = (i: number) => Math.hypot(...points[i]!.map((v, d) => v - result.centroids[result.clusters[i]!]![d]!));
+  const distanceTo = (i: number) =>
+    Math.hypot(...points[i]!.map((v, d) => v - result.centroids[result.clusters[i]!]![d]!));
   const limit = [0, 1].map((c) => {
     const within = ids.flatMap((_, i) => (result.clusters[i] === c ? [distanceTo(i)] : []));
     const typical = within.length > 0 ? median(within) : 0;

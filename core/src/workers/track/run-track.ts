@@ -103,8 +103,7 @@ export function trackClip(
     ...withoutExtras(options),
     highScoreThreshold: thresholds.high,
     lowScoreThreshold: thresholds.low,
-    newTrackThreshold:
-      options.newTrackThreshold ?? (thresholds.source === 'calibration' ? thresholds.high : undefined),
+    newTrackThreshold: options.newTrackThreshold ?? (thresholds.source === 'calibration' ? thresholds.high : undefined),
     lostTrackBufferFrames,
     // ByteTrack's first-association cost 1 − IoU·score assumes MOT17-scale scores: with a detector
     // scoring real people 0.2–0.4 it exceeds the 0.8 limit at any overlap. Fuse only on that scale.

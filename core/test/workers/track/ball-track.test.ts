@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type BallCandidate,
-  filterBallCandidates,
-  PointKalman,
-  trackBall,
-} from '../../../src/workers/track/index.ts';
+import { type BallCandidate, filterBallCandidates, PointKalman, trackBall } from '../../../src/workers/track/index.ts';
 
 const FPS = 10;
 const times = (n: number) => Array.from({ length: n }, (_, i) => i / FPS);
