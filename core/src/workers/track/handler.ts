@@ -1,7 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { envInt, loadConfig, PolyvisionError, type VenueCalibration, venueCalibrationSchema } from '@polyvision/shared';
+import {
+  envEnum,
+  envInt,
+  loadConfig,
+  PolyvisionError,
+  type VenueCalibration,
+  venueCalibrationSchema,
+} from '@polyvision/shared';
 import { z } from 'zod';
 import { readDetectionsFile } from '../detect/detections-format.ts';
 import {
@@ -15,6 +22,7 @@ import {
 } from '../detect/stage-io.ts';
 import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
+import { appearanceFeatures } from './appearance-features.ts';
 import { writeBallTrackFile } from './ball/ball-track-format.ts';
 import { modelCardThresholds } from './model-card.ts';
 import { pitchRegionOf } from './pitch-region.ts';
@@ -41,6 +49,8 @@ export const trackEnvSchema = z.object({
   TRACK_HIGH_SCORE: optionalScore,
   /** ByteTrack's low score threshold (with `TRACK_HIGH_SCORE`). @defaultValue 0.1 */
   TRACK_LOW_SCORE: optionalScore,
+  /** `on`: appearance (torso colour histograms from the video) gates association; `off`: motion only. */
+  TRACK_APPEARANCE: envEnum(['on', 'off'] as const, 'on'),
   /** The detector whose model card (`metrics.json` beside it) may give the thresholds. */
   DETECT_MODEL_PATH: z.string().optional(),
 });
@@ -50,7 +60,8 @@ export const trackEnvSchema = z.object({
  * calibration (kind `calibration`, or an input whose key ends in `venue.json`: its pitch keeps
  * tracks and the ball on the pitch); runs ByteTrack on the people (thresholds: `TRACK_HIGH_SCORE`,
  * else the model card of `DETECT_MODEL_PATH` when the detections come from that model, else
- * calibrated on the clip) and the ball tracker; writes `tracks.json` (kind `tracks`) and
+ * calibrated on the clip; appearance from the `panorama`/`camera` video unless `TRACK_APPEARANCE=off`)
+ * and the ball tracker; writes `tracks.json` (kind `tracks`) and
  * `ball-track.json` (kind `ball-track`). Fails with `no_tracks` (not retriable) when no track lasts
  * long enough, `calibration_invalid` for a venue.json that does not validate.
  */
@@ -63,6 +74,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
     async run({ task, signal, reportProgress }) {
       const input = findInput(task, ['detections']);
       const venueRef = task.inputs.find((i) => i.kind === 'calibration' || i.object_key.endsWith('venue.json'));
+      const videoRef = task.inputs.find((i) => i.kind === 'panorama') ?? task.inputs.find((i) => i.kind === 'camera');
       return withWorkDir(async (dir) => {
         const detections = await readDetectionsFile(await io.openInput(input, dir, signal));
         let venue: VenueCalibration | undefined;
@@ -83,6 +95,14 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
           env.TRACK_HIGH_SCORE === undefined
             ? await modelCardThresholds(env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH, detections.header.model.sha256)
             : null;
+        // Appearance from the video when the job has it (decoded once at the analysis rate).
+        const appearance =
+          env.TRACK_APPEARANCE === 'on' && videoRef
+            ? await appearanceFeatures(await io.openInput(videoRef, dir, signal), detections, {
+                signal,
+                onProgress: throttle((f) => reportProgress(f * 0.5)),
+              })
+            : undefined;
         const clip = trackClip(
           detections,
           {
@@ -93,9 +113,10 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
               : {}),
             ...(card ? { modelCardThresholds: card } : {}),
             ...(pitchRegion ? { pitchRegion } : {}),
+            ...(appearance ? { appearance } : {}),
           },
           signal,
-          throttle((f) => reportProgress(f * 0.9)),
+          throttle((f) => reportProgress(0.5 + f * 0.4)),
         );
         const path = join(dir, 'tracks.json');
         await writeTracksFile(path, clip.tracks);

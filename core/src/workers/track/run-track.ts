@@ -3,6 +3,7 @@ import { PolyvisionError } from '@polyvision/shared';
 import type { DetectionClass } from '../detect/detect-options.ts';
 import type { DetectionsFile } from '../detect/detections-format.ts';
 import type { BoxXyxy } from '../detect/geometry.ts';
+import type { AppearanceFeatures } from './appearance-features.ts';
 import type { BallTrackFile } from './ball/ball-track-format.ts';
 import type { BallTrackOptions } from './ball/ball-tracker.ts';
 import { ballTrackFromDetections } from './ball/track-ball-detections.ts';
@@ -34,6 +35,11 @@ export interface TrackOptions extends ByteTrackOptions {
    * off it are ignored.
    */
   pitchRegion?: PitchRegion;
+  /**
+   * Appearance features of the person boxes (`appearanceFeatures`): ByteTrack then never pairs a
+   * track with a confident box of other colours (`ByteTrackOptions.appearanceGate`). Absent: motion only.
+   */
+  appearance?: AppearanceFeatures;
   /** Options of the ball track (`trackBall`). */
   ball?: Omit<BallTrackOptions, 'fps' | 'frameWidthPx' | 'onPitch'>;
 }
@@ -115,7 +121,10 @@ export function trackClip(
   const total = detections.frames.length;
   for (const [done, frame] of detections.frames.entries()) {
     signal?.throwIfAborted();
-    const own = frame.detections.filter((d) => PEOPLE.has(d.class));
+    const features = options.appearance?.get(done);
+    const own = frame.detections
+      .map((d, i) => ({ ...d, feature: features?.[i] ?? null }))
+      .filter((d) => PEOPLE.has(d.class));
     for (const out of tracker.update(own)) {
       let entry = byId.get(out.trackId);
       if (!entry) {
@@ -168,7 +177,12 @@ export function trackClip(
       detections: detections.header,
       tracker: {
         name: 'bytetrack',
-        options: { ...trackerOptions, scoreThresholds: thresholds, pitchRegion: options.pitchRegion !== undefined },
+        options: {
+          ...trackerOptions,
+          scoreThresholds: thresholds,
+          pitchRegion: options.pitchRegion !== undefined,
+          appearance: options.appearance !== undefined,
+        },
       },
       frameCount: detections.frames.length,
       tracks,
@@ -210,6 +224,7 @@ function withoutExtras(options: TrackOptions): ByteTrackOptions {
     modelCardThresholds: _c,
     pitchRegion: _p,
     ball: _b,
+    appearance: _a,
     ...rest
   } = options;
   return rest;
