@@ -11,8 +11,9 @@
  * round(k · 25 / r) (what the detect stage does: one source frame per analysed frame, selected by
  * index, never resampled), so every rate sees exactly the detector's output on its frames.
  * Per rate: the track stage's own code and defaults (`trackClip`: calibrated thresholds, the venue's
- * pitch region, the ball tracker) and, as the baseline in the same run, ByteTrack's fixed MOT17
- * thresholds (high 0.5, new track 0.6, score fusion); HOTA / IDF1 / MOTA of the people (players,
+ * pitch region, appearance features from the panorama, the ball tracker), the same without
+ * appearance (motion only) and, as the baseline in the same run, ByteTrack's fixed MOT17
+ * thresholds (high 0.5, new track 0.6, score fusion, motion only); HOTA / IDF1 / MOTA of the people (players,
  * goalkeepers and referee as one class, our TrackEval port), people tracked per frame vs visible,
  * the ball track's precision/recall (centre within 5 px of the truth) against the single-frame
  * ball detections, and at the chosen rate the analyze stage's team split (needs the panorama).
@@ -26,6 +27,7 @@ import { runAnalyze } from '../../core/src/workers/analyze/index.ts';
 import { type DetectionsFile, iou, readDetectionsFile } from '../../core/src/workers/detect/index.ts';
 import { buildSequence, evaluateTracking, tracksToIdBoxes } from '../../core/src/workers/quality/index.ts';
 import {
+  appearanceFeatures,
   pitchRegionOf,
   type TrackedClip,
   type TrackOptions,
@@ -194,6 +196,7 @@ function measure(rate: number, picked: number[], result: TrackedClip, truth: Tra
   };
 }
 
+const sourceFeatures = await appearanceFeatures(clip.panoramaPath, source);
 const region = pitchRegionOf(clip.venue, clip.width, clip.height) ?? undefined;
 const stageDefaults: TrackOptions = { lostTrackBufferAt30Fps: 30, interpolateGapFrames: 20, pitchRegion: region };
 const baseline: TrackOptions = {
@@ -209,16 +212,20 @@ for (const rate of values.rates!.split(',').map(Number)) {
   const picked = selectFrames(rate);
   const detections = detectionsAt(rate, picked);
   const truth = truthAt(picked);
+  const appearance = new Map(picked.map((i, k) => [k, sourceFeatures.get(i) ?? []]));
   const started = performance.now();
-  const ours = trackClip(detections, stageDefaults);
+  const ours = trackClip(detections, { ...stageDefaults, appearance });
   const trackMs = performance.now() - started;
   const row = {
     ...measure(rate, picked, ours, truth),
     trackMs: Math.round(trackMs),
+    motionOnly: measure(rate, picked, trackClip(detections, stageDefaults), truth).people,
     baselineFixedThresholds: measure(rate, picked, trackClip(detections, baseline), truth).people,
   };
   rows.push(row);
-  console.error(JSON.stringify({ rate, people: row.people, baseline: row.baselineFixedThresholds }));
+  console.error(
+    JSON.stringify({ rate, people: row.people, motionOnly: row.motionOnly, baseline: row.baselineFixedThresholds }),
+  );
   if (rate === Number(values['teams-at'])) {
     const work = await mkdtemp(join(tmpdir(), 'pv-bench-track-'));
     try {

@@ -6,10 +6,11 @@ import { torsoHistogram } from './appearance.ts';
 export type AppearanceFeatures = Map<number, (Float32Array | null)[]>;
 
 /**
- * Appearance features of every person box: the video decoded once at the analysis rate (ffmpeg,
- * full size: players are a few pixels wide in a panorama), `torsoHistogram` of each box. A decoded
- * frame is used only when its time is within half an analysed frame of the detections' `tMs`
- * (else that frame's boxes get no feature and are associated by motion alone).
+ * Appearance features of every person box: the video decoded once at its own rate and full size
+ * (players are a few pixels wide in a panorama; a resampling filter would show other frames than
+ * the detector saw), and for each analysed frame the decoded frame nearest its `tMs` (within half a
+ * source frame, else that frame's boxes get no feature and are associated by motion alone),
+ * `torsoHistogram` of each person box. Frames between analysed ones are decoded and skipped.
  *
  * @param onProgress - share of frames decoded, in [0, 1].
  * @throws the `readVideoFrames` errors (`video_corrupt`, `video_truncated`) and the abort reason.
@@ -21,25 +22,26 @@ export async function appearanceFeatures(
 ): Promise<AppearanceFeatures> {
   const features: AppearanceFeatures = new Map();
   const info = await probeVideo(videoPath, { signal: options.signal, binaries: options.binaries, minDurationMs: 0 });
-  const fps = detections.header.analysisFps;
   const scale = info.width / detections.header.source.width;
-  const halfFrameMs = 500 / fps;
+  const halfFrameMs = 500 / info.fps;
   const total = detections.frames.length;
+  let k = 0;
   for await (const frame of readVideoFrames(videoPath, {
     info,
-    fps,
     signal: options.signal,
     binaries: options.binaries,
     minDecodedShare: 0,
   })) {
-    const analysed = detections.frames[frame.index];
-    if (!analysed) break;
+    while (k < total && detections.frames[k]!.tMs < frame.timeMs - halfFrameMs) k += 1;
+    if (k >= total) break;
+    const analysed = detections.frames[k]!;
     if (Math.abs(frame.timeMs - analysed.tMs) > halfFrameMs) continue;
     features.set(
-      frame.index,
+      k,
       analysed.detections.map((d) => (d.class === 'ball' ? null : torsoHistogram(frame, d.box, scale))),
     );
-    if (frame.index % 25 === 0) options.onProgress?.(frame.index / total);
+    k += 1;
+    if (k % 25 === 0) options.onProgress?.(k / total);
   }
   return features;
 }
