@@ -112,8 +112,14 @@ export function trackClip(
     newTrackThreshold: options.newTrackThreshold ?? (thresholds.source === 'calibration' ? thresholds.high : undefined),
     lostTrackBufferFrames,
     // ByteTrack's first-association cost 1 − IoU·score assumes MOT17-scale scores: with a detector
-    // scoring real people 0.2–0.4 it exceeds the 0.8 limit at any overlap. Fuse only on that scale.
-    fuseScore: options.fuseScore ?? thresholds.high >= 0.5,
+    // scoring real people 0.2–0.4 it exceeds the limit at any overlap. Fuse only with ByteTrack's
+    // own thresholds (given by hand or too few scores to calibrate), not with a detector's.
+    fuseScore: options.fuseScore ?? (thresholds.source === 'default' || thresholds.source === 'options'),
+    // Players in a wide panorama are a few pixels wide and move a box width between analysed
+    // frames: buffered IoU (C-BIoU, Yang et al., WACV 2023, buffer ×1.5) and a first-association
+    // limit of IoU ≥ 0.1 (cost 0.9) keep them matched (tuned on the synthetic demo clip, bench/README.md).
+    associationBoxScale: options.associationBoxScale ?? 1.5,
+    matchCostLimit: options.matchCostLimit ?? 0.9,
   };
   const tracks: Track[] = [];
   const tracker = new ByteTracker(trackerOptions, 1);

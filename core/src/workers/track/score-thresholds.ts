@@ -41,7 +41,8 @@ export function quantile(sorted: readonly number[], q: number): number {
  * threshold selection method from gray-level histograms", IEEE SMC 1979) on a 100-bin histogram
  * gives the two class means; as Otsu's cut drifts into the smaller class when the classes are
  * unequal (the valley-emphasis remark of Ng, Pattern Recognition Letters 2006), the cut is then
- * the middle of the emptiest run of bins (3-bin smoothed) between the two means.
+ * the median bin of the valley between the two means: the bins (3-bin smoothed) holding at most
+ * twice the least count there.
  */
 export function otsuThreshold(values: readonly number[], bins = 100): number {
   const histogram = new Array<number>(bins).fill(0);
@@ -71,16 +72,11 @@ export function otsuThreshold(values: readonly number[], bins = 100): number {
   const smooth = (i: number) => (histogram[i - 1] ?? 0) + histogram[i]! + (histogram[i + 1] ?? 0);
   let least = Number.POSITIVE_INFINITY;
   for (let i = from; i <= to; i++) least = Math.min(least, smooth(i));
-  // The longest run of least-populated bins; its middle.
-  let bestRun: [number, number] = [from, from];
-  for (let i = from; i <= to; i++) {
-    if (smooth(i) !== least) continue;
-    let j = i;
-    while (j + 1 <= to && smooth(j + 1) === least) j += 1;
-    if (j - i > bestRun[1] - bestRun[0]) bestRun = [i, j];
-    i = j;
-  }
-  return (bestRun[0] + bestRun[1] + 1) / 2 / bins;
+  // The valley: bins between the means holding at most twice the least count; its middle (a
+  // flat valley is cut in its centre, not at an edge where one class's tail begins).
+  const valley: number[] = [];
+  for (let i = from; i <= to; i++) if (smooth(i) <= 2 * least) valley.push(i);
+  return (valley[Math.floor((valley.length - 1) / 2)]! + 0.5) / bins;
 }
 
 /**
