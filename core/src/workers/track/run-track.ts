@@ -164,7 +164,19 @@ export function trackClip(
     });
   }
   signal?.throwIfAborted();
+  const people = new Map<number, { id: number; box: BoxXyxy }[]>();
+  const position = new Map(detections.frames.map((f, i) => [f.frame, i]));
+  for (const t of tracks) {
+    for (const f of t.frames) {
+      if (f.interpolated) continue;
+      const i = position.get(f.frame)!;
+      const list = people.get(i);
+      if (list) list.push({ id: t.id, box: f.box });
+      else people.set(i, [{ id: t.id, box: f.box }]);
+    }
+  }
   const ballTrack = ballTrackFromDetections(detections, {
+    people,
     ...options.ball,
     ...(options.pitchRegion ? { onPitch: options.pitchRegion } : {}),
   });

@@ -94,4 +94,20 @@ describe('trackBall', () => {
     expect(summary.chosenTracklets).toBe(1);
     expect(frames.every((f) => f.y === 200 && f.state === 'detected')).toBe(true);
   });
+
+  it('prefers the ball leaving a player to a boot that follows the player', () => {
+    const candidates: BallCandidate[] = [];
+    const people = new Map<number, { id: number; box: [number, number, number, number] }[]>();
+    for (let f = 0; f < 30; f++) {
+      const px = 300 + 4 * f; // a player running right, box 16×48 px, feet at y = 248
+      people.set(f, [{ id: 7, box: [px - 8, 200, px + 8, 248] }]);
+      candidates.push({ frame: f, x: px + 3, y: 245, sizePx: 5, score: 0.6 }); // his boot
+      candidates.push({ frame: f, x: 300 + 15 * f, y: 400 - 5 * f, sizePx: 5, score: 0.3 }); // the ball, passed away
+    }
+    const withoutPeople = trackBall(candidates, times(30), { fps: FPS, frameWidthPx: 2000 });
+    expect(withoutPeople.frames.every((f) => f.y === 245)).toBe(true); // the boot scores higher
+    const { frames, summary } = trackBall(candidates, times(30), { fps: FPS, frameWidthPx: 2000, people });
+    expect(summary.followingPlayer).toBe(1);
+    expect(frames.every((f) => f.state === 'detected' && f.x === 300 + 15 * f.frame)).toBe(true);
+  });
 });

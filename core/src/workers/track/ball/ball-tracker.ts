@@ -42,6 +42,17 @@ export interface BallTrackOptions {
   interpolateGapFrames?: number;
   /** Frames after a tracklet's last detection shown as `predicted` (when not interpolated). @defaultValue round(0.3 s · fps) */
   maxPredictFrames?: number;
+  /**
+   * The people's tracked boxes per analysed frame (`{id, box}`, source px). A tracklet whose
+   * detections lie, for at least `followShare` of them, in the lower half of one and the same
+   * person's box follows that player — a boot the detector takes for the ball — and weighs
+   * `followWeight` of its score when the ball's path is chosen. A real ball leaves a player's feet.
+   */
+  people?: ReadonlyMap<number, readonly { id: number; box: readonly [number, number, number, number] }[]>;
+  /** @defaultValue 0.8 */
+  followShare?: number;
+  /** @defaultValue 0.2 */
+  followWeight?: number;
 }
 
 /** Counts of the ball track (`summary` of `ball-track.json`). */
@@ -56,6 +67,8 @@ export interface BallTrackSummary {
   candidates: number;
   rejected: CandidateRejections;
   tracklets: number;
+  /** Tracklets that follow one player's feet (down-weighted; see `BallTrackOptions.people`). */
+  followingPlayer: number;
   chosenTracklets: number;
 }
 
@@ -74,7 +87,8 @@ interface Tracklet {
  *    fastest plausible ball; a tracklet ends after `maxMissFrames` frames without a candidate;
  * 3. the ball is the set of non-overlapping tracklets of at least `minTrackletDetections`
  *    detections with the largest total score (weighted interval scheduling, exact dynamic
- *    programming: Kleinberg & Tardos, "Algorithm Design", §6.1);
+ *    programming: Kleinberg & Tardos, "Algorithm Design", §6.1), a tracklet that only follows one
+ *    player's feet (`people`) counting `followWeight` of its score;
  * 4. per frame: `detected` on a chosen detection; `interpolated` (linear) inside a tracklet and
  *    across a gap of at most `interpolateGapFrames` between two chosen tracklets when the jump is
  *    no faster than the speed bound; `predicted` (constant velocity) for up to `maxPredictFrames`
@@ -151,14 +165,34 @@ export function trackBall(
 
   // 3. The best set of non-overlapping tracklets.
   const minDetections = options.minTrackletDetections ?? 3;
+  const followsOnePlayer = (t: Tracklet): boolean => {
+    if (!options.people) return false;
+    const counts = new Map<number, number>();
+    for (const c of t.detections) {
+      for (const p of options.people.get(c.frame) ?? []) {
+        const [x1, y1, x2, y2] = p.box;
+        const pad = Math.max(2, c.sizePx);
+        if (c.x >= x1 - pad && c.x <= x2 + pad && c.y >= (y1 + y2) / 2 && c.y <= y2 + pad) {
+          counts.set(p.id, (counts.get(p.id) ?? 0) + 1);
+        }
+      }
+    }
+    return Math.max(0, ...counts.values()) >= (options.followShare ?? 0.8) * t.detections.length;
+  };
+  let followingPlayer = 0;
   const eligible = finished
     .filter((t) => t.detections.length >= minDetections)
-    .map((t) => ({
-      t,
-      start: t.detections[0]!.frame,
-      end: t.detections.at(-1)!.frame,
-      weight: t.detections.reduce((s, c) => s + c.score, 0),
-    }))
+    .map((t) => {
+      const follows = followsOnePlayer(t);
+      if (follows) followingPlayer += 1;
+      const score = t.detections.reduce((s, c) => s + c.score, 0);
+      return {
+        t,
+        start: t.detections[0]!.frame,
+        end: t.detections.at(-1)!.frame,
+        weight: follows ? score * (options.followWeight ?? 0.2) : score,
+      };
+    })
     .sort((a, b) => a.end - b.end || a.start - b.start);
   const best = new Array<number>(eligible.length + 1).fill(0);
   const take = new Array<boolean>(eligible.length + 1).fill(false);
@@ -244,6 +278,7 @@ export function trackBall(
     candidates: candidates.length,
     rejected,
     tracklets: finished.length,
+    followingPlayer,
     chosenTracklets: chosen.length,
   };
   return { frames, summary };

@@ -32,7 +32,7 @@ export function ballTrackFromDetections(
     fps,
     frameWidthPx: detections.header.source.width,
   });
-  const { onPitch, ...plain } = options;
+  const { onPitch, people, ...plain } = options;
   return {
     format: BALL_TRACK_FORMAT,
     version: 1,
@@ -40,6 +40,6 @@ export function ballTrackFromDetections(
     analysisFps: fps,
     frames,
     summary,
-    options: { ...plain, pitchRegion: onPitch !== undefined },
+    options: { ...plain, pitchRegion: onPitch !== undefined, people: people !== undefined },
   };
 }
