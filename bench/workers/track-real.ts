@@ -14,8 +14,7 @@
  * track counts. Writes bench/results/track-real.json. Skips a clip whose file is missing.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -74,60 +73,61 @@ function measure(detections: DetectionsFile, result: TrackedClip, confidentAt: n
 }
 
 const rows = [];
-const work = await mkdtemp(join(tmpdir(), 'pv-bench-track-real-'));
-try {
-  for (const spec of values.clips!.split(',')) {
-    const [name, tiles] = spec.split(':') as [string, string];
-    const path = join('..', 'shared', 'footage', name);
-    if (!existsSync(path)) {
-      console.error(`skip ${name}: ${path} is missing`);
-      continue;
-    }
-    const clipDetector = await Detector.open({
-      model: { path: values.model! },
-      modelVersion: 'bench',
-      classMap,
-      scoreThreshold: 0.1,
-      tiling: { columns: Number(tiles.split('x')[0]), rows: Number(tiles.split('x')[1] ?? 1) },
-    });
-    let summary: Awaited<ReturnType<typeof runDetect>>;
+for (const spec of values.clips!.split(',')) {
+  const [name, tiles] = spec.split(':') as [string, string];
+  const path = join('..', 'shared', 'footage', name);
+  if (!existsSync(path)) {
+    console.error(`skip ${name}: ${path} is missing`);
+    continue;
+  }
+  const clipDetector = await Detector.open({
+    model: { path: values.model! },
+    modelVersion: 'bench',
+    classMap,
+    scoreThreshold: 0.1,
+    tiling: { columns: Number(tiles.split('x')[0]), rows: Number(tiles.split('x')[1] ?? 1) },
+  });
+  // Detections are cached per clip, rate, model and tiles (re-running the tracker costs no detection).
+  const cached = join('.work', 'bench-real', `${name}-${rate}fps-${tiles}-${values.model!.split('/').at(-1)}.jsonl`);
+  let detectorFps: number | null = null;
+  if (!existsSync(cached)) {
+    await mkdir(join('.work', 'bench-real'), { recursive: true });
     try {
-      summary = await runDetect({
+      const summary = await runDetect({
         inputPath: path,
-        outputPath: join(work, `${name}.jsonl`),
+        outputPath: cached,
         detector: clipDetector,
         analysisFps: rate,
         failOnZeroDetections: false,
       });
+      detectorFps = +summary.framesPerSecond.toFixed(2);
     } finally {
       await clipDetector.close();
     }
-    const detections = await readDetectionsFile(join(work, `${name}.jsonl`));
-    const ours = trackClip(detections, { lostTrackBufferAt30Fps: 30, interpolateGapFrames: 20 });
-    const fixed = trackClip(detections, {
-      lostTrackBufferAt30Fps: 30,
-      interpolateGapFrames: 20,
-      highScoreThreshold: 0.5,
-      lowScoreThreshold: 0.1,
-      newTrackThreshold: 0.6,
-      fuseScore: true,
-    });
-    const row = {
-      clip: name,
-      width: detections.header.source.width,
-      height: detections.header.source.height,
-      analysedFrames: detections.frames.length,
-      tiles: summary.header.model.tiles,
-      detectorFps: +summary.framesPerSecond.toFixed(2),
-      calibrated: measure(detections, ours, ours.thresholds.high),
-      baselineFixedThresholds: measure(detections, fixed, ours.thresholds.high),
-      ball: ours.ballTrack.summary,
-    };
-    console.error(JSON.stringify(row));
-    rows.push(row);
-  }
-} finally {
-  await rm(work, { recursive: true, force: true });
+  } else await clipDetector.close();
+  const detections = await readDetectionsFile(cached);
+  const ours = trackClip(detections, { lostTrackBufferAt30Fps: 30, interpolateGapFrames: 20 });
+  const fixed = trackClip(detections, {
+    lostTrackBufferAt30Fps: 30,
+    interpolateGapFrames: 20,
+    highScoreThreshold: 0.5,
+    lowScoreThreshold: 0.1,
+    newTrackThreshold: 0.6,
+    fuseScore: true,
+  });
+  const row = {
+    clip: name,
+    width: detections.header.source.width,
+    height: detections.header.source.height,
+    analysedFrames: detections.frames.length,
+    tiles: detections.header.model.tiles,
+    detectorFps,
+    calibrated: measure(detections, ours, ours.thresholds.high),
+    baselineFixedThresholds: measure(detections, fixed, ours.thresholds.high),
+    ball: ours.ballTrack.summary,
+  };
+  console.error(JSON.stringify(row));
+  rows.push(row);
 }
 const results = {
   date: new Date().toISOString(),
