@@ -65,6 +65,11 @@ export interface BallTrackSummary {
   /** Share of frames with a position (not `lost`). */
   coverage: number;
   candidates: number;
+  /**
+   * Candidates kept (after the rejections) per analysed frame. There is one ball: a detector
+   * that leaves many per frame (boots, heads) makes the chosen path doubtful.
+   */
+  keptCandidatesPerFrame: number;
   rejected: CandidateRejections;
   tracklets: number;
   /** Tracklets that follow one player's feet (down-weighted; see `BallTrackOptions.people`). */
@@ -276,6 +281,7 @@ export function trackBall(
     lost: count('lost'),
     coverage: frames.length > 0 ? round4(1 - count('lost') / frames.length) : 0,
     candidates: candidates.length,
+    keptCandidatesPerFrame: frames.length > 0 ? round4(kept.length / frames.length) : 0,
     rejected,
     tracklets: finished.length,
     followingPlayer,
