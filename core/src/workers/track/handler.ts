@@ -49,8 +49,8 @@ export const trackEnvSchema = z.object({
   TRACK_HIGH_SCORE: optionalScore,
   /** ByteTrack's low score threshold (with `TRACK_HIGH_SCORE`). @defaultValue 0.1 */
   TRACK_LOW_SCORE: optionalScore,
-  /** `on`: appearance (torso colour histograms from the video) gates association; `off`: motion only. */
-  TRACK_APPEARANCE: envEnum(['on', 'off'] as const, 'on'),
+  /** `on`: appearance (torso colour histograms from the video, decoded at its own rate) gates association; `off` (default: it cost ~3× real time to decode a 2880×392 panorama on our loaded 2-core host for no measured gain on the synthetic demo): motion only. */
+  TRACK_APPEARANCE: envEnum(['on', 'off'] as const, 'off'),
   /** The detector whose model card (`metrics.json` beside it) may give the thresholds. */
   DETECT_MODEL_PATH: z.string().optional(),
 });
@@ -60,7 +60,7 @@ export const trackEnvSchema = z.object({
  * calibration (kind `calibration`, or an input whose key ends in `venue.json`: its pitch keeps
  * tracks and the ball on the pitch); runs ByteTrack on the people (thresholds: `TRACK_HIGH_SCORE`,
  * else the model card of `DETECT_MODEL_PATH` when the detections come from that model, else
- * calibrated on the clip; appearance from the `panorama`/`camera` video unless `TRACK_APPEARANCE=off`)
+ * calibrated on the clip; appearance from the `panorama`/`camera` video with `TRACK_APPEARANCE=on`)
  * and the ball tracker; writes `tracks.json` (kind `tracks`) and
  * `ball-track.json` (kind `ball-track`). Fails with `no_tracks` (not retriable) when no track lasts
  * long enough, `calibration_invalid` for a venue.json that does not validate.
