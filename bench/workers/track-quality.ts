@@ -11,9 +11,9 @@
  * round(k · 25 / r) (what the detect stage does: one source frame per analysed frame, selected by
  * index, never resampled), so every rate sees exactly the detector's output on its frames.
  * Per rate: the track stage's own code and defaults (`trackClip`: calibrated thresholds, the venue's
- * pitch region, appearance features from the panorama, the ball tracker), the same without
- * appearance (motion only) and, as the baseline in the same run, ByteTrack's fixed MOT17
- * thresholds (high 0.5, new track 0.6, score fusion, motion only); HOTA / IDF1 / MOTA of the people (players,
+ * pitch region, motion only, the ball tracker), the same with appearance features from the
+ * panorama (`TRACK_APPEARANCE=on`) and, as the baseline in the same run, ByteTrack's fixed MOT17
+ * thresholds (high 0.5, new track 0.6, score fusion; the rest as the stage); HOTA / IDF1 / MOTA of the people (players,
  * goalkeepers and referee as one class, our TrackEval port), people tracked per frame vs visible,
  * the ball track's precision/recall (centre within 5 px of the truth) against the single-frame
  * ball detections, and at the chosen rate the analyze stage's team split (needs the panorama).
@@ -214,17 +214,22 @@ for (const rate of values.rates!.split(',').map(Number)) {
   const truth = truthAt(picked);
   const appearance = new Map(picked.map((i, k) => [k, sourceFeatures.get(i) ?? []]));
   const started = performance.now();
-  const ours = trackClip(detections, { ...stageDefaults, appearance });
+  const ours = trackClip(detections, stageDefaults);
   const trackMs = performance.now() - started;
   const row = {
     ...measure(rate, picked, ours, truth),
     trackMs: Math.round(trackMs),
-    motionOnly: measure(rate, picked, trackClip(detections, stageDefaults), truth).people,
+    withAppearance: measure(rate, picked, trackClip(detections, { ...stageDefaults, appearance }), truth).people,
     baselineFixedThresholds: measure(rate, picked, trackClip(detections, baseline), truth).people,
   };
   rows.push(row);
   console.error(
-    JSON.stringify({ rate, people: row.people, motionOnly: row.motionOnly, baseline: row.baselineFixedThresholds }),
+    JSON.stringify({
+      rate,
+      people: row.people,
+      withAppearance: row.withAppearance,
+      baseline: row.baselineFixedThresholds,
+    }),
   );
   if (rate === Number(values['teams-at'])) {
     const work = await mkdtemp(join(tmpdir(), 'pv-bench-track-'));

@@ -60,7 +60,7 @@ export const trackEnvSchema = z.object({
  * calibration (kind `calibration`, or an input whose key ends in `venue.json`: its pitch keeps
  * tracks and the ball on the pitch); runs ByteTrack on the people (thresholds: `TRACK_HIGH_SCORE`,
  * else the model card of `DETECT_MODEL_PATH` when the detections come from that model, else
- * calibrated on the clip; appearance from the `panorama`/`camera` video with `TRACK_APPEARANCE=on`)
+ * calibrated on the clip; appearance from the `panorama`/`camera` video only with `TRACK_APPEARANCE=on`)
  * and the ball tracker; writes `tracks.json` (kind `tracks`) and
  * `ball-track.json` (kind `ball-track`). Fails with `no_tracks` (not retriable) when no track lasts
  * long enough, `calibration_invalid` for a venue.json that does not validate.
