@@ -111,7 +111,8 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             ...(env.TRACK_HIGH_SCORE !== undefined
               ? { highScoreThreshold: env.TRACK_HIGH_SCORE, lowScoreThreshold: env.TRACK_LOW_SCORE ?? 0.1 }
               : {}),
-            ...(card ? { modelCardThresholds: card } : {}),
+            ...(card ? { modelCardThresholds: { high: card.high, low: card.low } } : {}),
+            ...(card?.ball !== undefined ? { ball: { minScore: card.ball } } : {}),
             ...(pitchRegion ? { pitchRegion } : {}),
             ...(appearance ? { appearance } : {}),
           },

@@ -144,5 +144,11 @@ describe('model card thresholds', () => {
     expect(await modelCardThresholds(join(dir, 'm.onnx'), sha)).toEqual({ high: 0.31, low: 0.08 });
     expect(await modelCardThresholds(join(dir, 'm.onnx'), 'f'.repeat(64))).toBeNull();
     expect(await modelCardThresholds(join(dir, 'missing.onnx'), sha)).toBeNull();
+    // The training's evaluate.py name, with the ball's threshold.
+    await writeFile(
+      join(dir, 'metrics.json'),
+      JSON.stringify({ tracker_thresholds: { high: 0.4, low: 0.1, ball: 0.2 } }),
+    );
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), sha)).toEqual({ high: 0.4, low: 0.1, ball: 0.2 });
   });
 });
