@@ -31,8 +31,12 @@ export function defaultModelPath(repoRoot: string): string {
   return resolve(repoRoot, 'core', 'models', 'player-detector', 'player-detector.onnx');
 }
 
-/** Analysis rate of the demo's detector, frames per second: the detector is the bottleneck on 2 CPU cores. */
-export const DEMO_ANALYSIS_FPS = 3;
+/**
+ * Analysis rate of the demo's detector, frames per second: the lowest rate at which tracks hold
+ * (bench/README.md "tracking against analysis rate": on the synthetic demo clip people HOTA ≈ 53 at
+ * 3 fps, ≈ 70 at 5, ≥ 80 from 10; the detector's cost grows with the rate, ×3.3 from 3 to 10).
+ */
+export const DEMO_ANALYSIS_FPS = 10;
 
 export const DEMO_HELP = `Usage: pnpm demo [options]
 

@@ -4,6 +4,7 @@
  * sprints, team assignment by jersey-colour clustering (ml-kmeans), heatmaps
  * (pngjs) and `summary.json`.
  */
+export * from './analytics-warnings.ts';
 export * from './heatmap.ts';
 export * from './kinematics.ts';
 export * from './pitch-space.ts';

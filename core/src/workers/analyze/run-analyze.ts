@@ -4,6 +4,7 @@ import type { VenueCalibration } from '@polyvision/shared';
 import { PolyvisionError } from '@polyvision/shared';
 import { type MediaBinaries, probeVideo, readVideoFrames } from '../detect/frames/index.ts';
 import type { TracksFile } from '../track/tracks-format.ts';
+import { type AnalyticsWarning, teamBalance } from './analytics-warnings.ts';
 import { type HeatmapOptions, occupancyGrid, renderHeatmapPng } from './heatmap.ts';
 import { type KinematicsOptions, type TrackKinematics, trackKinematics } from './kinematics.ts';
 import { imageSpace, pitchSpace } from './pitch-space.ts';
@@ -20,25 +21,40 @@ export interface RunAnalyzeParams {
   outputDir: string;
   kinematics?: KinematicsOptions;
   heatmap?: HeatmapOptions;
-  /** Frames per second decoded to sample jersey colours. @defaultValue 1 */
+  /** Frames per second decoded to sample jersey colours (3: a stable median per track; 1 split the demo 8 v 11). @defaultValue 3 */
   colourSampleFps?: number;
   signal?: AbortSignal;
   onProgress?: (fraction: number) => void;
   binaries?: MediaBinaries;
 }
 
-/** One person's figures in `summary.json` (distances in `unit`, speeds in `unit`/s). */
+/**
+ * One person's figures in `summary.json`: distances in metres, speeds in m/s — only with a venue
+ * calibration; without one they are null (see the `no_calibration` warning).
+ */
 export interface PlayerSummary {
   trackId: number;
   class: string;
   team: TeamLabel;
+  /** Whether the track is on the pitch (half its foot points or more); null without a calibration. */
+  onPitch: boolean | null;
   frames: number;
   durationSeconds: number;
-  distance: number;
-  maxSpeed: number;
-  meanSpeed: number;
-  sprints: number;
-  sprintDistance: number;
+  distance: number | null;
+  maxSpeed: number | null;
+  meanSpeed: number | null;
+  sprints: number | null;
+  sprintDistance: number | null;
+}
+
+/** One team in `summary.json`. */
+export interface TeamSummary {
+  /** Mean jersey colour, RGB 0–255. */
+  colour: number[] | null;
+  /** Track ids. */
+  players: number[];
+  /** Median over analysed frames of this team's players seen in the frame (tracks fragment; this does not). */
+  playersPerFrame: number;
 }
 
 /** `summary.json`. */
@@ -50,9 +66,11 @@ export interface AnalyticsSummary {
   venueId: string | null;
   bounds: [number, number, number, number];
   durationSeconds: number;
-  teams: { A: { colour: number[] | null; players: number[] }; B: { colour: number[] | null; players: number[] } };
+  teams: { A: TeamSummary; B: TeamSummary; balanced: boolean | null };
   players: PlayerSummary[];
   heatmaps: Record<string, string>;
+  /** What these figures cannot claim, and why (`analytics-warnings.ts`). */
+  warnings: AnalyticsWarning[];
 }
 
 const round = (v: number, digits = 2) => Math.round(v * 10 ** digits) / 10 ** digits;
@@ -60,8 +78,12 @@ const round = (v: number, digits = 2) => Math.round(v * 10 ** digits) / 10 ** di
 /**
  * The analyze stage: positions in pitch metres through the venue calibration
  * (bottom centre of each box = the player's ground contact), per-track
- * distance, speeds and sprints, team assignment by jersey colour, heatmaps
- * (all players, team A, team B) as PNG, and a summary JSON.
+ * distance, speeds and sprints (only in metres: without a calibration they are
+ * null and a `no_calibration` warning says why), teams by jersey colour from the
+ * on-pitch tracks of class `player` only (referees and goalkeepers apart by
+ * class, colour outliers apart; the two teams' per-frame sizes checked for
+ * balance), heatmaps of the on-pitch people (all, team A, team B) as PNG, and
+ * a summary JSON with its `warnings`.
  *
  * @throws PolyvisionError (not retriable): `no_tracks` (no person to
  *   analyse), `calibration_invalid`, `output_exists`; the video errors of
@@ -89,7 +111,7 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
   const samples = new Map<number, [number, number, number][]>();
   if (params.videoPath) {
     const info = await probeVideo(params.videoPath, { signal, binaries: params.binaries, minDurationMs: 0 });
-    const sampleFps = params.colourSampleFps ?? 1;
+    const sampleFps = params.colourSampleFps ?? 3;
     const expected = Math.max(1, Math.floor((info.durationMs / 1000) * sampleFps));
     for await (const frame of readVideoFrames(params.videoPath, {
       info,
@@ -101,10 +123,60 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
       params.onProgress?.(Math.min(0.8, (0.8 * (frame.index + 1)) / expected));
     }
   }
+  const warnings: AnalyticsWarning[] = [];
+  const calibrated = space.kind === 'pitch';
+  if (!calibrated) {
+    warnings.push({
+      code: 'no_calibration',
+      message:
+        'no venue calibration: positions are in image pixels; distances, speeds and sprints are not measured (a pixel is no fixed distance across the image)',
+    });
+    warnings.push({
+      code: 'no_pitch_region',
+      message:
+        'without a calibration the pitch is unknown: people off it (benches, coaches) may count in teams and heatmaps',
+    });
+  }
+  const onPitch = new Map<number, boolean | null>(
+    people.map((t) => [t.id, calibrated ? isOnPitch(t.frames, space.fromImage, space.bounds) : null]),
+  );
+  const playerIds = people.filter((t) => t.class === 'player' && onPitch.get(t.id) !== false).map((t) => t.id);
   const teams = assignTeams(
     samples,
     people.map((t) => t.id),
+    { playerIds },
   );
+  if (!params.videoPath) {
+    warnings.push({ code: 'no_colours', message: 'no video to sample jersey colours from: no teams' });
+  } else if (!teams.colours.A) {
+    warnings.push({
+      code: 'teams_not_found',
+      message: `fewer than two on-pitch players had jersey colour samples (${playerIds.length} player tracks)`,
+    });
+  }
+  const perFrame = (team: 'A' | 'B') => {
+    const counts = new Array<number>(tracks.frameCount).fill(0);
+    for (const t of people) if (teams.teams.get(t.id) === team) for (const f of t.frames) counts[f.frame]! += 1;
+    counts.sort((a, b) => a - b);
+    return counts.length > 0 ? counts[Math.floor(counts.length / 2)]! : 0;
+  };
+  const perFrameA = perFrame('A');
+  const perFrameB = perFrame('B');
+  const balance = teams.colours.A ? teamBalance(perFrameA, perFrameB) : null;
+  if (balance && !balance.balanced) {
+    warnings.push({
+      code: 'teams_unbalanced',
+      message: `teams look unbalanced: ${perFrameA} v ${perFrameB} players per frame (median); the colour split may be wrong`,
+    });
+  }
+  const clustered = playerIds.filter((id) => samples.has(id));
+  const outliers = clustered.filter((id) => teams.teams.get(id) === 'other').length;
+  if (teams.colours.A && outliers > 0.25 * clustered.length) {
+    warnings.push({
+      code: 'many_colour_outliers',
+      message: `${outliers} of ${clustered.length} on-pitch players fit neither team's colour`,
+    });
+  }
 
   const kinematics = new Map<number, TrackKinematics>();
   for (const t of people) {
@@ -115,7 +187,9 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
   const heatmapFor = (filter: (id: number) => boolean) =>
     renderHeatmapPng(
       occupancyGrid(
-        people.filter((t) => filter(t.id) && t.class !== 'referee').flatMap((t) => kinematics.get(t.id)!.positions),
+        people
+          .filter((t) => filter(t.id) && t.class !== 'referee' && onPitch.get(t.id) !== false)
+          .flatMap((t) => kinematics.get(t.id)!.positions),
         space,
         fps,
         cellSize,
@@ -146,13 +220,14 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
         trackId: t.id,
         class: t.class,
         team: teams.teams.get(t.id) ?? 'other',
+        onPitch: onPitch.get(t.id) ?? null,
         frames: t.frames.length,
         durationSeconds: round(k.durationSeconds),
-        distance: round(k.distance, 1),
-        maxSpeed: round(k.maxSpeed),
-        meanSpeed: round(k.meanSpeed),
-        sprints: k.sprints,
-        sprintDistance: round(k.sprintDistance, 1),
+        distance: calibrated ? round(k.distance, 1) : null,
+        maxSpeed: calibrated ? round(k.maxSpeed) : null,
+        meanSpeed: calibrated ? round(k.meanSpeed) : null,
+        sprints: calibrated ? k.sprints : null,
+        sprintDistance: calibrated ? round(k.sprintDistance, 1) : null,
       };
     });
     const summary: AnalyticsSummary = {
@@ -163,11 +238,21 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
       bounds: space.bounds,
       durationSeconds: round(tracks.frameCount / fps),
       teams: {
-        A: { colour: teams.colours.A ?? null, players: players.filter((p) => p.team === 'A').map((p) => p.trackId) },
-        B: { colour: teams.colours.B ?? null, players: players.filter((p) => p.team === 'B').map((p) => p.trackId) },
+        A: {
+          colour: teams.colours.A ?? null,
+          players: players.filter((p) => p.team === 'A').map((p) => p.trackId),
+          playersPerFrame: perFrameA,
+        },
+        B: {
+          colour: teams.colours.B ?? null,
+          players: players.filter((p) => p.team === 'B').map((p) => p.trackId),
+          playersPerFrame: perFrameB,
+        },
+        balanced: balance ? balance.balanced : null,
       },
       players,
       heatmaps,
+      warnings,
     };
     await writeFile(join(work, 'summary.json'), JSON.stringify(summary, null, 2));
     await rename(work, params.outputDir);
@@ -177,4 +262,29 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
     await rm(work, { recursive: true, force: true });
     throw error;
   }
+}
+
+/**
+ * Whether a track is on the pitch: at least half its foot points map inside the pitch bounds
+ * widened by `marginM` (throw-ins, corners, assistant referees along the lines).
+ */
+export function isOnPitch(
+  frames: readonly { box: readonly number[] }[],
+  fromImage: (u: number, v: number) => [number, number] | null,
+  bounds: readonly [number, number, number, number],
+  marginM = 2,
+): boolean {
+  let inside = 0;
+  for (const f of frames) {
+    const p = fromImage((f.box[0]! + f.box[2]!) / 2, f.box[3]!);
+    if (
+      p &&
+      p[0] >= bounds[0] - marginM &&
+      p[0] <= bounds[2] + marginM &&
+      p[1] >= bounds[1] - marginM &&
+      p[1] <= bounds[3] + marginM
+    )
+      inside += 1;
+  }
+  return frames.length > 0 && inside >= frames.length / 2;
 }

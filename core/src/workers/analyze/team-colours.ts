@@ -2,7 +2,7 @@ import { kmeans } from 'ml-kmeans';
 import type { RawFrame } from '../detect/frames/read-frames.ts';
 import type { Track } from '../track/tracks-format.ts';
 
-/** Team of a track: the two largest colour clusters are teams A and B; anything else is `other` (referees, keepers). */
+/** Team of a track: the two colour clusters of outfield players are A and B; referees, goalkeepers and colour outliers are `other`. */
 export type TeamLabel = 'A' | 'B' | 'other';
 
 /** The result of {@link assignTeams}. */
@@ -70,44 +70,58 @@ export function sampleJerseyColours(
   }
 }
 
+/** Options of {@link assignTeams}. */
+export interface TeamAssignmentOptions {
+  /**
+   * A track farther than this from its cluster's mean colour (RGB distance) — or than
+   * `outlierFactor` × the cluster's median distance, whichever is larger — is not of that team:
+   * a referee, a goalkeeper or a mis-detected person. @defaultValue 60
+   */
+  minOutlierDistance?: number;
+  /** @defaultValue 3 */
+  outlierFactor?: number;
+}
+
 /**
- * Splits tracks into teams by jersey colour: each track's median colour
- * sample, clustered by k-means (`ml-kmeans`, k-means++ seeded for
- * determinism) into 3 clusters (two teams and the rest: referees, keepers)
- * when there are at least 6 tracks and the three centroids are at least
- * `minClusterDistance` apart in RGB, else into 2. The two clusters holding the most tracks are teams
- * A and B, A being the one whose colour is brighter (stable labels across runs).
+ * Splits player tracks into two teams by jersey colour: each track's median colour sample,
+ * clustered by k-means into 2 (`ml-kmeans`, k-means++ seeded for determinism); colour outliers of
+ * each cluster (see {@link TeamAssignmentOptions}) are `other`. Team A is the brighter cluster
+ * (stable labels across runs). Callers pass only the tracks that can be outfield players (class
+ * `player`, on the pitch); referees and goalkeepers are `other` by class, never clustered.
+ *
+ * @param samples - track id → colour samples (RGB); only ids in `playerIds` are clustered.
+ * @param allTrackIds - every id that gets a label (`other` unless clustered).
  */
 export function assignTeams(
   samples: Map<number, [number, number, number][]>,
   allTrackIds: readonly number[],
-  minClusterDistance = 60,
+  options: TeamAssignmentOptions & { playerIds?: readonly number[] } = {},
 ): TeamAssignment {
   const teams = new Map<number, TeamLabel>(allTrackIds.map((id) => [id, 'other']));
-  const ids = [...samples.keys()].filter((id) => samples.get(id)!.length > 0).sort((a, b) => a - b);
+  const allowed = options.playerIds ? new Set(options.playerIds) : null;
+  const ids = [...samples.keys()]
+    .filter((id) => samples.get(id)!.length > 0 && (allowed === null || allowed.has(id)))
+    .sort((a, b) => a - b);
   if (ids.length < 2) return { teams, colours: {} };
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const points = ids.map((id) => {
     const list = samples.get(id)!;
     return [0, 1, 2].map((c) => median(list.map((s) => s[c]!)));
   });
-  // Three clusters (two teams + the rest) only when the third is a colour of its own.
-  let result = kmeans(points, 2, { initialization: 'kmeans++', seed: 42 });
-  if (ids.length >= 6) {
-    const three = kmeans(points, 3, { initialization: 'kmeans++', seed: 42 });
-    const c = three.centroids;
-    const distance = (i: number, j: number) => Math.hypot(...c[i]!.map((v, d) => v - c[j]![d]!));
-    if (Math.min(distance(0, 1), distance(0, 2), distance(1, 2)) >= minClusterDistance) result = three;
-  }
-  const k = result.centroids.length;
-  const sizes = Array.from({ length: k }, (_, c) => result.clusters.filter((x) => x === c).length);
-  const order = sizes.map((size, c) => ({ size, c })).sort((a, b) => b.size - a.size);
-  const [first, second] = [order[0]!.c, order[1]!.c];
+  const result = kmeans(points, 2, { initialization: 'kmeans++', seed: 42 });
+  const distanceTo = (i: number) =>
+    Math.hypot(...points[i]!.map((v, d) => v - result.centroids[result.clusters[i]!]![d]!));
+  const limit = [0, 1].map((c) => {
+    const within = ids.flatMap((_, i) => (result.clusters[i] === c ? [distanceTo(i)] : []));
+    const typical = within.length > 0 ? median(within) : 0;
+    return Math.max(options.minOutlierDistance ?? 60, (options.outlierFactor ?? 3) * typical);
+  });
   const brightness = (c: number) => result.centroids[c]!.reduce((a, b) => a + b, 0);
-  const [a, b] = brightness(first) >= brightness(second) ? [first, second] : [second, first];
+  const [a, b] = brightness(0) >= brightness(1) ? [0, 1] : [1, 0];
   ids.forEach((id, i) => {
-    const c = result.clusters[i];
-    teams.set(id, c === a ? 'A' : c === b ? 'B' : 'other');
+    const c = result.clusters[i]!;
+    if (distanceTo(i) > limit[c]!) return; // a colour outlier: `other`
+    teams.set(id, c === a ? 'A' : 'B');
   });
   const rgb = (c: number) => result.centroids[c]!.map((v) => Math.round(v)) as [number, number, number];
   return { teams, colours: { A: rgb(a), B: rgb(b) } };

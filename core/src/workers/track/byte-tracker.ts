@@ -1,4 +1,5 @@
 import { type BoxXyxy, iou } from '../detect/geometry.ts';
+import { histogramDistance } from './appearance.ts';
 import { assignWithLimit } from './assignment.ts';
 import { initiate, type KalmanState, predict, update } from './kalman-filter.ts';
 
@@ -32,12 +33,23 @@ export interface ByteTrackOptions {
    * the Kalman-`filtered` box (smoother; ByteTrack's `tlwh`). @defaultValue 'detection'
    */
   outputBox?: 'detection' | 'filtered';
+  /**
+   * Appearance gate: in the first association (confident boxes) and when confirming, a track and
+   * a box whose appearance features (`TrackerDetection.feature`) differ by more than this
+   * (`histogramDistance`) are never paired — two players of different teams crossing keep their
+   * ids. Boxes or tracks without a feature are not gated. @defaultValue 0.5
+   */
+  appearanceGate?: number;
+  /** Weight of a track's old appearance in its running mean (BoT-SORT's EMA). @defaultValue 0.9 */
+  appearanceMomentum?: number;
 }
 
 /** A detection handed to the tracker. */
 export interface TrackerDetection {
   box: BoxXyxy;
   score: number;
+  /** Appearance feature (e.g. `torsoHistogram`), L1-normalised; optional. */
+  feature?: Float32Array | null;
 }
 
 /** A confirmed track's state in the current frame. */
@@ -61,6 +73,8 @@ interface Track {
   lastFrame: number;
   detectionIndex: number;
   detectionBox: BoxXyxy;
+  /** Running mean of the matched boxes' features. */
+  feature: Float32Array | null;
 }
 
 const toMeasurement = (b: BoxXyxy) => {
@@ -108,6 +122,8 @@ export class ByteTracker {
       fuseScore: options.fuseScore ?? true,
       associationBoxScale: options.associationBoxScale ?? 1,
       outputBox: options.outputBox ?? 'detection',
+      appearanceGate: options.appearanceGate ?? 0.5,
+      appearanceMomentum: options.appearanceMomentum ?? 0.9,
     };
     this.#nextId = firstId;
   }
@@ -142,10 +158,27 @@ export class ByteTracker {
       t.lastFrame = frame;
       t.detectionIndex = d.index;
       t.detectionBox = d.box;
+      if (d.feature) {
+        if (!t.feature) t.feature = Float32Array.from(d.feature);
+        else {
+          const m = o.appearanceMomentum;
+          let sum = 0;
+          for (let i = 0; i < t.feature.length; i++) {
+            t.feature[i] = m * t.feature[i]! + (1 - m) * d.feature[i]!;
+            sum += t.feature[i]!;
+          }
+          for (let i = 0; i < t.feature.length; i++) t.feature[i]! /= sum;
+        }
+      }
     };
 
     // 1st association: high-score boxes with every confirmed track (tracked or lost).
-    const first = assignWithLimit(this.#costs(pool, high, o.fuseScore), pool.length, high.length, o.matchCostLimit);
+    const first = assignWithLimit(
+      this.#costs(pool, high, o.fuseScore, true),
+      pool.length,
+      high.length,
+      o.matchCostLimit,
+    );
     for (const [ti, di] of first.matches) apply(pool[ti]!, high[di]!);
 
     // 2nd association: low-score boxes with the tracked ones still unmatched.
@@ -162,7 +195,7 @@ export class ByteTracker {
     // Tentative tracks against the high-score boxes left over.
     const leftover = first.unmatchedColumns.map((i) => high[i]!);
     const third = assignWithLimit(
-      this.#costs(unconfirmed, leftover, o.fuseScore),
+      this.#costs(unconfirmed, leftover, o.fuseScore, true),
       unconfirmed.length,
       leftover.length,
       o.unconfirmedMatchCostLimit,
@@ -189,6 +222,7 @@ export class ByteTracker {
         lastFrame: frame,
         detectionIndex: d.index,
         detectionBox: d.box,
+        feature: d.feature ? Float32Array.from(d.feature) : null,
       });
     }
 
@@ -206,7 +240,12 @@ export class ByteTracker {
       }));
   }
 
-  #costs(tracks: readonly Track[], detections: readonly TrackerDetection[], fuseScore: boolean): number[][] {
+  #costs(
+    tracks: readonly Track[],
+    detections: readonly TrackerDetection[],
+    fuseScore: boolean,
+    gateAppearance = false,
+  ): number[][] {
     const k = this.#o.associationBoxScale;
     const grow = (b: BoxXyxy): BoxXyxy => {
       if (k === 1) return b;
@@ -219,7 +258,17 @@ export class ByteTracker {
     const grown = detections.map((d) => grow(d.box));
     return tracks.map((t) => {
       const box = grow(toBox(t.kalman.mean));
-      return detections.map((d, j) => 1 - iou(box, grown[j]!) * (fuseScore ? d.score : 1));
+      return detections.map((d, j) => {
+        if (
+          gateAppearance &&
+          t.feature &&
+          d.feature &&
+          histogramDistance(t.feature, d.feature) > this.#o.appearanceGate
+        ) {
+          return 2; // above every cost limit: never paired
+        }
+        return 1 - iou(box, grown[j]!) * (fuseScore ? d.score : 1);
+      });
     });
   }
 }

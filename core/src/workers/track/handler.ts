@@ -1,5 +1,14 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { envInt, loadConfig } from '@polyvision/shared';
+import { fileURLToPath } from 'node:url';
+import {
+  envEnum,
+  envInt,
+  loadConfig,
+  PolyvisionError,
+  type VenueCalibration,
+  venueCalibrationSchema,
+} from '@polyvision/shared';
 import { z } from 'zod';
 import { readDetectionsFile } from '../detect/detections-format.ts';
 import {
@@ -13,7 +22,22 @@ import {
 } from '../detect/stage-io.ts';
 import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
-import { trackDetections, writeTracksFile } from './run-track.ts';
+import { appearanceFeatures } from './appearance-features.ts';
+import { writeBallTrackFile } from './ball/ball-track-format.ts';
+import { modelCardThresholds } from './model-card.ts';
+import { pitchRegionOf } from './pitch-region.ts';
+import { trackClip, writeTracksFile } from './run-track.ts';
+
+/** The repository's default detector (its model card, `metrics.json`, sits beside it). */
+const DEFAULT_MODEL_PATH = fileURLToPath(
+  new URL('../../../models/player-detector/player-detector.onnx', import.meta.url),
+);
+
+const optionalScore = z
+  .string()
+  .regex(/^(0(\.\d+)?|1(\.0+)?)$/, { message: 'a score in [0, 1]' })
+  .transform(Number)
+  .optional();
 
 /** Environment of the track stage. */
 export const trackEnvSchema = z.object({
@@ -21,12 +45,25 @@ export const trackEnvSchema = z.object({
   TRACK_LOST_BUFFER_FRAMES: envInt(30, 1, 10_000),
   /** Gaps filled by interpolation, in analysed frames. */
   TRACK_INTERPOLATE_GAP_FRAMES: envInt(20, 0, 1_000),
+  /** ByteTrack's high score threshold; unset: the model card's, else calibrated on the clip. */
+  TRACK_HIGH_SCORE: optionalScore,
+  /** ByteTrack's low score threshold (with `TRACK_HIGH_SCORE`). @defaultValue 0.1 */
+  TRACK_LOW_SCORE: optionalScore,
+  /** `on`: appearance (torso colour histograms from the video, decoded at its own rate) gates association; `off` (default: it cost ~3× real time to decode a 2880×392 panorama on our loaded 2-core host for no measured gain on the synthetic demo): motion only. */
+  TRACK_APPEARANCE: envEnum(['on', 'off'] as const, 'off'),
+  /** The detector whose model card (`metrics.json` beside it) may give the thresholds. */
+  DETECT_MODEL_PATH: z.string().optional(),
 });
 
 /**
- * Builds the track stage: reads `detections` (kind), runs ByteTrack per
- * class, writes `tracks.json` (kind `tracks`). Fails with `no_tracks` (not
- * retriable) when no track lasts long enough.
+ * Builds the track stage: reads `detections` (kind) and, when the job has one, the venue
+ * calibration (kind `calibration`, or an input whose key ends in `venue.json`: its pitch keeps
+ * tracks and the ball on the pitch); runs ByteTrack on the people (thresholds: `TRACK_HIGH_SCORE`,
+ * else the model card of `DETECT_MODEL_PATH` when the detections come from that model, else
+ * calibrated on the clip; appearance from the `panorama`/`camera` video only with `TRACK_APPEARANCE=on`)
+ * and the ball tracker; writes `tracks.json` (kind `tracks`) and
+ * `ball-track.json` (kind `ball-track`). Fails with `no_tracks` (not retriable) when no track lasts
+ * long enough, `calibration_invalid` for a venue.json that does not validate.
  */
 export function createStageHandler(context: StageHandlerContext, overrides: { io?: ArtifactIo } = {}): StageHandler {
   const env = loadConfig(trackEnvSchema, context.env);
@@ -36,32 +73,101 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
     stage: 'track',
     async run({ task, signal, reportProgress }) {
       const input = findInput(task, ['detections']);
+      const venueRef = task.inputs.find((i) => i.kind === 'calibration' || i.object_key.endsWith('venue.json'));
+      const videoRef = task.inputs.find((i) => i.kind === 'panorama') ?? task.inputs.find((i) => i.kind === 'camera');
       return withWorkDir(async (dir) => {
         const detections = await readDetectionsFile(await io.openInput(input, dir, signal));
-        const tracks = trackDetections(
+        let venue: VenueCalibration | undefined;
+        if (venueRef) {
+          const text = await readFile(await io.openInput(venueRef, dir, signal), 'utf8');
+          const parsed = venueCalibrationSchema.safeParse(safeJson(text));
+          if (!parsed.success) {
+            throw new PolyvisionError(
+              'calibration_invalid',
+              `${venueRef.object_key}: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}`,
+            );
+          }
+          venue = parsed.data;
+        }
+        const { width, height } = detections.header.source;
+        const pitchRegion = venue ? pitchRegionOf(venue, width, height) : null;
+        const card =
+          env.TRACK_HIGH_SCORE === undefined
+            ? await modelCardThresholds(env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH, detections.header.model.sha256)
+            : null;
+        // Appearance from the video when the job has it (decoded once at the analysis rate).
+        const appearance =
+          env.TRACK_APPEARANCE === 'on' && videoRef
+            ? await appearanceFeatures(await io.openInput(videoRef, dir, signal), detections, {
+                signal,
+                onProgress: throttle((f) => reportProgress(f * 0.5)),
+              })
+            : undefined;
+        const clip = trackClip(
           detections,
           {
             lostTrackBufferAt30Fps: env.TRACK_LOST_BUFFER_FRAMES,
             interpolateGapFrames: env.TRACK_INTERPOLATE_GAP_FRAMES,
+            ...(env.TRACK_HIGH_SCORE !== undefined
+              ? { highScoreThreshold: env.TRACK_HIGH_SCORE, lowScoreThreshold: env.TRACK_LOW_SCORE ?? 0.1 }
+              : {}),
+            ...(card ? { modelCardThresholds: { high: card.high, low: card.low } } : {}),
+            ...(card?.ball !== undefined ? { ball: { minScore: card.ball } } : {}),
+            ...(pitchRegion ? { pitchRegion } : {}),
+            ...(appearance ? { appearance } : {}),
           },
           signal,
-          throttle((f) => reportProgress(f * 0.95)),
+          throttle((f) => reportProgress(0.5 + f * 0.4)),
         );
         const path = join(dir, 'tracks.json');
-        await writeTracksFile(path, tracks);
-        const ref = await io.writeOutput(
-          {
-            task,
-            kind: 'tracks',
-            objectKey: outputKey(task, 'tracks.json'),
-            localPath: path,
-            contentType: 'application/json',
-          },
-          signal,
-        );
+        await writeTracksFile(path, clip.tracks);
+        const ballPath = join(dir, 'ball-track.json');
+        await writeBallTrackFile(ballPath, clip.ballTrack);
+        const outputs = [
+          await io.writeOutput(
+            {
+              task,
+              kind: 'tracks',
+              objectKey: outputKey(task, 'tracks.json'),
+              localPath: path,
+              contentType: 'application/json',
+            },
+            signal,
+          ),
+          await io.writeOutput(
+            {
+              task,
+              kind: 'ball-track',
+              objectKey: outputKey(task, 'ball-track.json'),
+              localPath: ballPath,
+              contentType: 'application/json',
+            },
+            signal,
+          ),
+        ];
         reportProgress(1);
-        return { outputs: [ref], stats: { tracks: tracks.tracks.length, frames: tracks.frameCount } };
+        return {
+          outputs,
+          stats: {
+            tracks: clip.tracks.tracks.length,
+            people: clip.tracks.tracks.filter((t) => t.class !== 'ball').length,
+            frames: clip.tracks.frameCount,
+            thresholdHigh: clip.thresholds.high,
+            thresholdLow: clip.thresholds.low,
+            offPitchTracksDropped: clip.offPitchTracksDropped,
+            pitchRegion: pitchRegion ? 1 : 0,
+            ballCoverage: clip.ballTrack.summary.coverage,
+          },
+        };
       }, ioConfig.workDir);
     },
   };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
 }

@@ -3,7 +3,13 @@ import { PolyvisionError } from '@polyvision/shared';
 import type { DetectionClass } from '../detect/detect-options.ts';
 import type { DetectionsFile } from '../detect/detections-format.ts';
 import type { BoxXyxy } from '../detect/geometry.ts';
+import type { AppearanceFeatures } from './appearance-features.ts';
+import type { BallTrackFile } from './ball/ball-track-format.ts';
+import type { BallTrackOptions } from './ball/ball-tracker.ts';
+import { ballTrackFromDetections } from './ball/track-ball-detections.ts';
 import { ByteTracker, type ByteTrackOptions } from './byte-tracker.ts';
+import type { PitchRegion } from './pitch-region.ts';
+import { calibrateScoreThresholds, personScores, type ScoreThresholds } from './score-thresholds.ts';
 import { TRACKS_FORMAT, type Track, type TrackFrame, type TracksFile } from './tracks-format.ts';
 
 /** Options of {@link trackDetections}. */
@@ -17,17 +23,53 @@ export interface TrackOptions extends ByteTrackOptions {
    * (`int(fps / 30 · track_buffer)`) unless `lostTrackBufferFrames` is given.
    */
   lostTrackBufferAt30Fps?: number;
-  /** Association box scale for the ball (small and fast; see `ByteTrackOptions.associationBoxScale`). @defaultValue 8 */
-  ballAssociationBoxScale?: number;
+  /**
+   * The detector's own thresholds (its model card's `tracker: {high, low}`); used unless
+   * `highScoreThreshold` is given. Without either, they are calibrated on the clip
+   * (`calibrateScoreThresholds`).
+   */
+  modelCardThresholds?: { high: number; low: number };
+  /**
+   * The pitch (foot points, image px), from the venue calibration: person tracks whose every
+   * observed foot point is off it (benches, coaches, spectators) are dropped, and ball candidates
+   * off it are ignored.
+   */
+  pitchRegion?: PitchRegion;
+  /**
+   * Appearance features of the person boxes (`appearanceFeatures`): ByteTrack then never pairs a
+   * track with a confident box of other colours (`ByteTrackOptions.appearanceGate`). Absent: motion only.
+   */
+  appearance?: AppearanceFeatures;
+  /** Options of the ball track (`trackBall`). */
+  ball?: Omit<BallTrackOptions, 'fps' | 'frameWidthPx' | 'onPitch'>;
+}
+
+/** What {@link trackClip} produces: the tracks file and the ball track. */
+export interface TrackedClip {
+  tracks: TracksFile;
+  ballTrack: BallTrackFile;
+  /** The thresholds used, and where they came from. */
+  thresholds: ScoreThresholds;
+  /** Person tracks dropped because they never set foot on the pitch. */
+  offPitchTracksDropped: number;
+}
+
+/** ByteTrack thresholds for a clip: explicit options, else the model card, else a calibration pass. */
+export function resolveScoreThresholds(detections: DetectionsFile, options: TrackOptions): ScoreThresholds {
+  if (options.highScoreThreshold !== undefined) {
+    return {
+      high: options.highScoreThreshold,
+      low: options.lowScoreThreshold ?? 0.1,
+      source: 'options',
+      samples: 0,
+    };
+  }
+  if (options.modelCardThresholds) return { ...options.modelCardThresholds, source: 'model-card', samples: 0 };
+  return calibrateScoreThresholds(personScores(detections));
 }
 
 /**
- * Tracks every class of a detections file with its own ByteTracker (players
- * never swap ids with the ball); ids are unique over the whole file.
- * Pure and deterministic: the same detections give the same tracks.
- *
- * @param signal - checked between frames.
- * @param onProgress - share of frames done, in [0, 1].
+ * Tracks a detections file (see {@link trackClip}) and returns the tracks file only.
  */
 export function trackDetections(
   detections: DetectionsFile,
@@ -35,55 +77,111 @@ export function trackDetections(
   signal?: AbortSignal,
   onProgress?: (fraction: number) => void,
 ): TracksFile {
+  return trackClip(detections, options, signal, onProgress).tracks;
+}
+
+const PEOPLE = new Set(['player', 'goalkeeper', 'referee']);
+
+/**
+ * Tracks the people of a detections file with one ByteTracker — players, goalkeepers and referees
+ * together, so a box whose class flickers between frames keeps its track; each track's class is
+ * the one with the largest score sum over its boxes — and the ball with the ball tracker
+ * (`trackBall`: one ball at most, short gaps interpolated), which also gives the tracks file its
+ * single ball track (detected and interpolated frames, boxes of the median ball size).
+ * Score thresholds: {@link resolveScoreThresholds}. Person tracks entirely off `pitchRegion` are
+ * dropped. Ids are unique and dense (1..n, ordered by first appearance per tracker).
+ * Pure and deterministic: the same detections give the same tracks.
+ *
+ * @param signal - checked between frames.
+ * @param onProgress - share of frames done, in [0, 1].
+ */
+export function trackClip(
+  detections: DetectionsFile,
+  options: TrackOptions = {},
+  signal?: AbortSignal,
+  onProgress?: (fraction: number) => void,
+): TrackedClip {
   const fps = detections.header.analysisFps;
   const lostTrackBufferFrames =
     options.lostTrackBufferFrames ?? Math.max(1, Math.round((fps / 30) * (options.lostTrackBufferAt30Fps ?? 30)));
-  const trackerOptions: ByteTrackOptions = { ...options, lostTrackBufferFrames };
-  const classes = [...new Set(detections.frames.flatMap((f) => f.detections.map((d) => d.class)))].sort();
+  const thresholds = resolveScoreThresholds(detections, options);
+  const trackerOptions: ByteTrackOptions = {
+    ...withoutExtras(options),
+    highScoreThreshold: thresholds.high,
+    lowScoreThreshold: thresholds.low,
+    newTrackThreshold: options.newTrackThreshold ?? (thresholds.source === 'calibration' ? thresholds.high : undefined),
+    lostTrackBufferFrames,
+    // ByteTrack's first-association cost 1 − IoU·score assumes MOT17-scale scores: with a detector
+    // scoring real people 0.2–0.4 it exceeds the limit at any overlap. Fuse only with ByteTrack's
+    // own thresholds (given by hand or too few scores to calibrate), not with a detector's.
+    fuseScore: options.fuseScore ?? (thresholds.source === 'default' || thresholds.source === 'options'),
+    // Players in a wide panorama are a few pixels wide and move a box width between analysed
+    // frames: buffered IoU (C-BIoU, Yang et al., WACV 2023, buffer ×1.5) and a first-association
+    // limit of IoU ≥ 0.1 (cost 0.9) keep them matched (tuned on the synthetic demo clip, bench/README.md).
+    associationBoxScale: options.associationBoxScale ?? 1.5,
+    matchCostLimit: options.matchCostLimit ?? 0.9,
+  };
   const tracks: Track[] = [];
-  let nextId = 1;
-  const total = detections.frames.length * Math.max(1, classes.length);
-  let done = 0;
-  for (const cls of classes) {
-    const tracker = new ByteTracker(
-      cls === 'ball'
-        ? {
-            ...trackerOptions,
-            associationBoxScale: options.ballAssociationBoxScale ?? trackerOptions.associationBoxScale ?? 8,
-          }
-        : trackerOptions,
-      nextId,
-    );
-    const byId = new Map<number, TrackFrame[]>();
-    for (const frame of detections.frames) {
-      signal?.throwIfAborted();
-      const own = frame.detections.filter((d) => d.class === cls);
-      for (const out of tracker.update(own)) {
-        let list = byId.get(out.trackId);
-        if (!list) {
-          list = [];
-          byId.set(out.trackId, list);
-        }
-        list.push({
-          frame: frame.frame,
-          tMs: frame.tMs,
-          box: out.box.map(round1) as BoxXyxy,
-          score: round4(out.score),
-        });
+  const tracker = new ByteTracker(trackerOptions, 1);
+  const byId = new Map<number, { frames: TrackFrame[]; classScores: Map<string, number> }>();
+  const total = detections.frames.length;
+  for (const [done, frame] of detections.frames.entries()) {
+    signal?.throwIfAborted();
+    const features = options.appearance?.get(done);
+    const own = frame.detections
+      .map((d, i) => ({ ...d, feature: features?.[i] ?? null }))
+      .filter((d) => PEOPLE.has(d.class));
+    for (const out of tracker.update(own)) {
+      let entry = byId.get(out.trackId);
+      if (!entry) {
+        entry = { frames: [], classScores: new Map() };
+        byId.set(out.trackId, entry);
       }
-      done += 1;
-      if (done % 50 === 0) onProgress?.(done / total);
-    }
-    nextId = tracker.nextId;
-    for (const [id, frames] of byId) {
-      if (frames.length < (options.minTrackFrames ?? 3)) continue;
-      tracks.push({
-        id,
-        class: cls as DetectionClass,
-        frames: interpolate(frames, options.interpolateGapFrames ?? 20, fps),
+      const cls = own[out.detectionIndex]!.class;
+      entry.classScores.set(cls, (entry.classScores.get(cls) ?? 0) + out.score);
+      entry.frames.push({
+        frame: frame.frame,
+        tMs: frame.tMs,
+        box: out.box.map(round1) as BoxXyxy,
+        score: round4(out.score),
       });
     }
+    if ((done + 1) % 50 === 0) onProgress?.((0.9 * (done + 1)) / total);
   }
+  let offPitchTracksDropped = 0;
+  for (const [id, entry] of byId) {
+    if (entry.frames.length < (options.minTrackFrames ?? 3)) continue;
+    const region = options.pitchRegion;
+    if (region && !entry.frames.some((f) => region((f.box[0] + f.box[2]) / 2, f.box[3]))) {
+      offPitchTracksDropped += 1;
+      continue;
+    }
+    const cls = [...entry.classScores].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]![0];
+    tracks.push({
+      id,
+      class: cls as DetectionClass,
+      frames: interpolate(entry.frames, options.interpolateGapFrames ?? 20, fps),
+    });
+  }
+  signal?.throwIfAborted();
+  const people = new Map<number, { id: number; box: BoxXyxy }[]>();
+  const position = new Map(detections.frames.map((f, i) => [f.frame, i]));
+  for (const t of tracks) {
+    for (const f of t.frames) {
+      if (f.interpolated) continue;
+      const i = position.get(f.frame)!;
+      const list = people.get(i);
+      if (list) list.push({ id: t.id, box: f.box });
+      else people.set(i, [{ id: t.id, box: f.box }]);
+    }
+  }
+  const ballTrack = ballTrackFromDetections(detections, {
+    people,
+    ...options.ball,
+    ...(options.pitchRegion ? { onPitch: options.pitchRegion } : {}),
+  });
+  const ball = ballTrackAsTrack(ballTrack, detections);
+  if (ball) tracks.push(ball);
   tracks.sort((a, b) => a.id - b.id);
   // Renumber 1..n after dropping short tracks, so ids stay dense and stable.
   tracks.forEach((t, i) => {
@@ -91,13 +189,63 @@ export function trackDetections(
   });
   onProgress?.(1);
   return {
-    format: TRACKS_FORMAT,
-    version: 1,
-    detections: detections.header,
-    tracker: { name: 'bytetrack', options: { ...trackerOptions } },
-    frameCount: detections.frames.length,
-    tracks,
+    tracks: {
+      format: TRACKS_FORMAT,
+      version: 1,
+      detections: detections.header,
+      tracker: {
+        name: 'bytetrack',
+        options: {
+          ...trackerOptions,
+          scoreThresholds: thresholds,
+          pitchRegion: options.pitchRegion !== undefined,
+          appearance: options.appearance !== undefined,
+        },
+      },
+      frameCount: detections.frames.length,
+      tracks,
+    },
+    ballTrack,
+    thresholds,
+    offPitchTracksDropped,
   };
+}
+
+/** The ball track's detected and interpolated frames as one `ball` track (id after every person). */
+function ballTrackAsTrack(ballTrack: BallTrackFile, detections: DetectionsFile): Track | null {
+  const sizes = detections.frames
+    .flatMap((f) => f.detections.filter((d) => d.class === 'ball'))
+    .map((d) => (d.box[2] - d.box[0] + d.box[3] - d.box[1]) / 2)
+    .sort((a, b) => a - b);
+  const half = (sizes[Math.floor(sizes.length / 2)] ?? 4) / 2;
+  const frames: TrackFrame[] = ballTrack.frames.flatMap((f) =>
+    (f.state === 'detected' || f.state === 'interpolated') && f.x !== null && f.y !== null
+      ? [
+          {
+            frame: detections.frames[f.frame]!.frame,
+            tMs: detections.frames[f.frame]!.tMs,
+            box: [f.x - half, f.y - half, f.x + half, f.y + half].map(round1) as BoxXyxy,
+            score: f.score,
+            ...(f.state === 'interpolated' ? { interpolated: true } : {}),
+          },
+        ]
+      : [],
+  );
+  return frames.length > 0 ? { id: Number.MAX_SAFE_INTEGER, class: 'ball', frames } : null;
+}
+
+function withoutExtras(options: TrackOptions): ByteTrackOptions {
+  const {
+    interpolateGapFrames: _i,
+    minTrackFrames: _m,
+    lostTrackBufferAt30Fps: _l,
+    modelCardThresholds: _c,
+    pitchRegion: _p,
+    ball: _b,
+    appearance: _a,
+    ...rest
+  } = options;
+  return rest;
 }
 
 function interpolate(frames: TrackFrame[], maxGap: number, fps: number): TrackFrame[] {

@@ -9,8 +9,10 @@ import {
   applyHomography,
   assignTeams,
   imageSpace,
+  isOnPitch,
   type PositionSpace,
   runAnalyze,
+  teamBalance,
   trackKinematics,
 } from '../../../src/workers/analyze/index.ts';
 import { movingTrack, tracksFile } from '../support/tracks.ts';
@@ -135,8 +137,38 @@ describe('team assignment', () => {
     expect(new Set(a).size).toBe(1);
     expect(new Set(b).size).toBe(1);
     expect(a[0]).not.toBe(b[0]);
-    expect(teams.get(11)).toBe('other');
+    expect(teams.get(11)).toBe('other'); // a colour outlier of both teams
     expect(colours.A).toBeDefined();
+  });
+
+  it('clusters only the on-pitch outfield players it is given', () => {
+    const samples = new Map<number, [number, number, number][]>();
+    for (let id = 1; id <= 4; id++) samples.set(id, [[230, 230, 230]]); // white
+    for (let id = 5; id <= 8; id++) samples.set(id, [[200, 20, 20]]); // red
+    // A goalkeeper in green-ish yellow, and three coaches in dark blue on the bench.
+    samples.set(9, [[200, 220, 40]]);
+    for (let id = 10; id <= 12; id++) samples.set(id, [[20, 20, 90]]);
+    const all = [...Array(13).keys()].slice(1);
+    const { teams } = assignTeams(samples, all, { playerIds: [1, 2, 3, 4, 5, 6, 7, 8] });
+    expect([1, 2, 3, 4].map((id) => teams.get(id))).toEqual(['A', 'A', 'A', 'A']); // white is brighter
+    expect([5, 6, 7, 8].map((id) => teams.get(id))).toEqual(['B', 'B', 'B', 'B']);
+    expect([9, 10, 11, 12].map((id) => teams.get(id))).toEqual(['other', 'other', 'other', 'other']);
+  });
+
+  it('checks the two teams for balance', () => {
+    expect(teamBalance(11, 11)).toEqual({ balanced: true, difference: 0 });
+    expect(teamBalance(11, 9).balanced).toBe(true);
+    expect(teamBalance(3, 26)).toEqual({ balanced: false, difference: 23 });
+    expect(teamBalance(11, 6).balanced).toBe(false);
+    expect(teamBalance(0, 0).balanced).toBe(false);
+  });
+
+  it('tells on-pitch tracks from bench tracks through the calibration', () => {
+    const box = (u: number, v: number) => ({ box: [u - 5, v - 20, u + 5, v] });
+    const bounds = metricSpace.bounds;
+    expect(isOnPitch([box(525, 340), box(530, 340)], metricSpace.fromImage, bounds)).toBe(true);
+    // 10 px per metre: 30 px beyond the touchline is 3 m off (margin 2 m).
+    expect(isOnPitch([box(525, 710), box(525, 715)], metricSpace.fromImage, bounds)).toBe(false);
   });
 });
 
@@ -194,7 +226,12 @@ describe('runAnalyze', () => {
     expect(new Set([4, 5, 6].map(teamOf)).size).toBe(1);
     expect(teamOf(1)).not.toBe(teamOf(4));
     expect(teamOf(1)).not.toBe('other');
+    expect(summary.warnings).toEqual([]);
+    expect(summary.teams.A.playersPerFrame).toBe(3);
+    expect(summary.teams.balanced).toBe(true);
     for (const p of summary.players) {
+      expect(p.onPitch).toBe(true);
+      expect(p.sprints).toBe(0);
       expect(p.distance).toBeGreaterThan(1.7); // ~1.96 m over 1.96 s
       expect(p.distance).toBeLessThan(2.1);
       expect(p.maxSpeed).toBeLessThan(1.3);
@@ -217,7 +254,10 @@ describe('runAnalyze', () => {
     const tracks = tracksFile([movingTrack(1, 'player', 30, (f) => [100 + f, 100])], 30, 25, 640, 360);
     const summary = await runAnalyze({ tracks, outputDir: join(dir, 'pixels') });
     expect(summary.unit).toBe('px');
-    expect(summary.players[0]!.distance).toBeCloseTo(29, 0);
+    // Without a calibration: no distances, speeds or sprints (a pixel is no distance), and it says why.
+    expect(summary.players[0]).toMatchObject({ distance: null, maxSpeed: null, sprints: null, onPitch: null });
+    expect(summary.warnings.map((w) => w.code)).toEqual(['no_calibration', 'no_pitch_region', 'no_colours']);
+    expect(summary.teams.balanced).toBeNull();
     expect(imageSpace(640, 360).bounds).toEqual([0, 0, 640, 360]);
     await expect(
       runAnalyze({ tracks: tracksFile([movingTrack(1, 'ball', 5, () => [1, 1])], 5), outputDir: join(dir, 'none') }),

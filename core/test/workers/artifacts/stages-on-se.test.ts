@@ -126,7 +126,7 @@ describe('real stages through the worker wiring, on storage elements', () => {
     );
     expect(rows).toEqual([
       { stage: 'detect', n: 1 },
-      { stage: 'track', n: 1 },
+      { stage: 'track', n: 2 }, // tracks.json and ball-track.json
     ]);
   }, 180_000);
 });

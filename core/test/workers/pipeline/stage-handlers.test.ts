@@ -91,8 +91,11 @@ describe('the five stages as worker handlers on walking.mp4 (one-camera rig)', (
       );
 
       const t = await run(trackHandler({ env }, { io }), task('track', [panorama, ...d.result.outputs]));
-      expect(t.result.outputs.map((o) => o.kind)).toEqual(['tracks']);
-      expect(t.result.stats!.tracks).toBeGreaterThan(5);
+      expect(t.result.outputs.map((o) => o.kind)).toEqual(['tracks', 'ball-track']);
+      expect(t.result.stats!.people).toBeGreaterThan(5);
+      const ballTrack = JSON.parse(await readFile(join(root, 'store', t.result.outputs[1]!.object_key), 'utf8'));
+      expect(ballTrack.format).toBe('polyvision.ball-track');
+      expect(ballTrack.frames).toHaveLength(t.result.stats!.frames!);
 
       const upstream = [panorama, ...t.result.outputs];
       const [v, a] = await Promise.all([
@@ -104,7 +107,10 @@ describe('the five stages as worker handlers on walking.mp4 (one-camera rig)', (
       expect(a.result.outputs[0]!.kind).toBe('analytics');
       const summary = JSON.parse(await readFile(join(root, 'store', a.result.outputs[0]!.object_key), 'utf8'));
       expect(summary.unit).toBe('px');
-      expect(summary.players.length).toBe(t.result.stats!.tracks);
+      expect(summary.players.length).toBe(t.result.stats!.people);
+      // No calibration for one plain camera: no distances or sprints, and the summary says why.
+      expect(summary.players[0].sprints).toBeNull();
+      expect(summary.warnings.map((w: { code: string }) => w.code)).toContain('no_calibration');
 
       const e = await run(
         encodeHandler({ env }, { io }),

@@ -105,7 +105,7 @@ describe('ByteTracker', () => {
 });
 
 describe('trackDetections', () => {
-  it('tracks classes separately, interpolates short gaps and drops short tracks', () => {
+  it('tracks people and the ball separately, interpolates short gaps and drops short tracks', () => {
     const frames = Array.from({ length: 40 }, (_, f) => ({
       frame: f,
       tMs: f * 40,
@@ -135,15 +135,16 @@ describe('trackDetections', () => {
       frames,
     };
     const tracks = trackDetections(file);
+    // The ball track (from the ball tracker) comes after every person track.
     expect(tracks.tracks.map((t) => [t.id, t.class])).toEqual([
-      [1, 'ball'],
-      [2, 'player'],
+      [1, 'player'],
+      [2, 'ball'],
     ]);
-    const player = tracks.tracks[1]!;
+    const player = tracks.tracks[0]!;
     expect(player.frames.map((f) => f.frame)).toEqual([...Array(40).keys()]);
     const gap = player.frames[11]!;
     expect(gap.interpolated).toBe(true);
     expect((gap.box[0] + gap.box[2]) / 2).toBeCloseTo(133, 0);
-    expect(tracks.tracks[0]!.frames).toHaveLength(40);
+    expect(tracks.tracks[1]!.frames).toHaveLength(40);
   });
 });

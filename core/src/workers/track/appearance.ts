@@ -1,0 +1,56 @@
+import type { BoxXyxy } from '../detect/geometry.ts';
+
+/** What {@link torsoHistogram} reads: packed BGR pixels, row-major. */
+export interface BgrFrame {
+  width: number;
+  height: number;
+  data: Buffer | Uint8Array;
+}
+
+/** Bins per colour channel of {@link torsoHistogram} (4³ = 64 bins). */
+export const HISTOGRAM_BINS_PER_CHANNEL = 4;
+
+/**
+ * A person's appearance: the colour histogram (4 × 4 × 4 RGB bins, L1-normalised) of the torso —
+ * 20–50 % of the box height, the middle half of its width, where the shirt is — leaving out
+ * grass-green pixels. Cheap enough for every box of every analysed frame.
+ *
+ * @param box - in source pixels; `scale` maps them to `frame` pixels (frame width / source width).
+ * @returns null when fewer than 8 torso pixels remain (tiny or off-frame boxes).
+ */
+export function torsoHistogram(frame: BgrFrame, box: BoxXyxy, scale = 1): Float32Array | null {
+  const [x1, y1, x2, y2] = box.map((v) => v * scale) as [number, number, number, number];
+  const bw = x2 - x1;
+  const bh = y2 - y1;
+  const left = Math.max(0, Math.floor(x1 + bw * 0.25));
+  const right = Math.min(frame.width - 1, Math.ceil(x2 - bw * 0.25));
+  const top = Math.max(0, Math.floor(y1 + bh * 0.2));
+  const bottom = Math.min(frame.height - 1, Math.ceil(y1 + bh * 0.5));
+  const k = HISTOGRAM_BINS_PER_CHANNEL;
+  const histogram = new Float32Array(k * k * k);
+  let n = 0;
+  for (let y = top; y <= bottom; y++) {
+    for (let x = left; x <= right; x++) {
+      const o = (y * frame.width + x) * 3;
+      const b = frame.data[o]!;
+      const g = frame.data[o + 1]!;
+      const r = frame.data[o + 2]!;
+      if (g > r + 15 && g > b + 15) continue; // grass
+      histogram[(((r * k) >> 8) * k + ((g * k) >> 8)) * k + ((b * k) >> 8)]! += 1;
+      n += 1;
+    }
+  }
+  if (n < 8) return null;
+  for (let i = 0; i < histogram.length; i++) histogram[i]! /= n;
+  return histogram;
+}
+
+/**
+ * Distance of two L1-normalised histograms, 1 − Bhattacharyya coefficient (Σ √(pᵢqᵢ)):
+ * 0 for the same colours, 1 for disjoint ones.
+ */
+export function histogramDistance(p: Float32Array, q: Float32Array): number {
+  let bc = 0;
+  for (let i = 0; i < p.length; i++) bc += Math.sqrt(p[i]! * q[i]!);
+  return Math.max(0, 1 - bc);
+}

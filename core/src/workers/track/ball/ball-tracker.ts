@@ -1,0 +1,310 @@
+import { assignWithLimit } from '../assignment.ts';
+import { type BallCandidate, type CandidateRejections, filterBallCandidates } from './ball-candidates.ts';
+import { PointKalman, type PointState } from './ball-kalman.ts';
+
+/** What the ball track knows in one analysed frame. */
+export type BallState = 'detected' | 'predicted' | 'interpolated' | 'lost';
+
+/** One analysed frame of the ball track. */
+export interface BallFrame {
+  frame: number;
+  /** Presentation time of the analysed frame, seconds. */
+  t: number;
+  /** Ball centre, px (source/panorama pixels); null when `lost`. */
+  x: number | null;
+  y: number | null;
+  state: BallState;
+  /** The detection's score (`detected`), else 0. */
+  score: number;
+}
+
+/** Options of {@link trackBall}. */
+export interface BallTrackOptions {
+  /** Analysed frames per second. */
+  fps: number;
+  /** Source width, px (sets the default speed bound). */
+  frameWidthPx: number;
+  /** Fastest plausible ball, px/s. @defaultValue 0.6 · frame width per second */
+  maxSpeedPxPerS?: number;
+  /** Lowest candidate score. @defaultValue 0 */
+  minScore?: number;
+  /** Whether an image point lies on the pitch (venue calibration); absent: everywhere. */
+  onPitch?: (x: number, y: number) => boolean;
+  /** See `filterBallCandidates`. @defaultValue 1 */
+  staticSeconds?: number;
+  /** Gate: χ² (2 degrees of freedom) of a candidate against a tracklet's prediction. @defaultValue 13.8 (99.9 %) */
+  gateChi2?: number;
+  /** Frames a tracklet may miss before it ends (coasting on its prediction). @defaultValue round(0.5 s · fps), ≥ 1 */
+  maxMissFrames?: number;
+  /** Shortest tracklet that can be the ball, in detections. @defaultValue 3 */
+  minTrackletDetections?: number;
+  /** Gaps between two chosen tracklets filled by interpolation, analysed frames. @defaultValue round(1 s · fps) */
+  interpolateGapFrames?: number;
+  /** Frames after a tracklet's last detection shown as `predicted` (when not interpolated). @defaultValue round(0.3 s · fps) */
+  maxPredictFrames?: number;
+  /**
+   * The people's tracked boxes per analysed frame (`{id, box}`, source px). A tracklet whose
+   * detections lie, for at least `followShare` of them, in the lower half of one and the same
+   * person's box follows that player — a boot the detector takes for the ball — and weighs
+   * `followWeight` of its score when the ball's path is chosen. A real ball leaves a player's feet.
+   */
+  people?: ReadonlyMap<number, readonly { id: number; box: readonly [number, number, number, number] }[]>;
+  /** @defaultValue 0.8 */
+  followShare?: number;
+  /** @defaultValue 0.2 */
+  followWeight?: number;
+}
+
+/** Counts of the ball track (`summary` of `ball-track.json`). */
+export interface BallTrackSummary {
+  frames: number;
+  detected: number;
+  interpolated: number;
+  predicted: number;
+  lost: number;
+  /** Share of frames with a position (not `lost`). */
+  coverage: number;
+  candidates: number;
+  /**
+   * Candidates kept (after the rejections) per analysed frame. There is one ball: a detector
+   * that leaves many per frame (boots, heads) makes the chosen path doubtful.
+   */
+  keptCandidatesPerFrame: number;
+  rejected: CandidateRejections;
+  tracklets: number;
+  /** Tracklets that follow one player's feet (down-weighted; see `BallTrackOptions.people`). */
+  followingPlayer: number;
+  chosenTracklets: number;
+}
+
+interface Tracklet {
+  state: PointState;
+  lastFrame: number;
+  detections: BallCandidate[];
+}
+
+/**
+ * The ball's path, at most one ball per frame, from the detector's ball candidates:
+ * 1. candidates that cannot be the ball in play are left out (`filterBallCandidates`: low score,
+ *    off the pitch, static);
+ * 2. tracklets: every remaining candidate joins a constant-velocity Kalman tracklet
+ *    (`PointKalman`) by optimal assignment on the Mahalanobis distance, gated by χ² and by the
+ *    fastest plausible ball; a tracklet ends after `maxMissFrames` frames without a candidate;
+ * 3. the ball is the set of non-overlapping tracklets of at least `minTrackletDetections`
+ *    detections with the largest total score (weighted interval scheduling, exact dynamic
+ *    programming: Kleinberg & Tardos, "Algorithm Design", §6.1), a tracklet that only follows one
+ *    player's feet (`people`) counting `followWeight` of its score;
+ * 4. per frame: `detected` on a chosen detection; `interpolated` (linear) inside a tracklet and
+ *    across a gap of at most `interpolateGapFrames` between two chosen tracklets when the jump is
+ *    no faster than the speed bound; `predicted` (constant velocity) for up to `maxPredictFrames`
+ *    after a tracklet; `lost` otherwise.
+ *
+ * Offline (it sees the whole clip) and deterministic.
+ *
+ * @param frameTimesS - presentation time (s) of every analysed frame, index = frame.
+ */
+export function trackBall(
+  candidates: readonly BallCandidate[],
+  frameTimesS: readonly number[],
+  options: BallTrackOptions,
+): { frames: BallFrame[]; summary: BallTrackSummary } {
+  const fps = options.fps;
+  const dt = 1 / fps;
+  const maxSpeed = options.maxSpeedPxPerS ?? 0.6 * options.frameWidthPx;
+  const maxMiss = options.maxMissFrames ?? Math.max(1, Math.round(0.5 * fps));
+  const gateChi2 = options.gateChi2 ?? 13.8;
+  const { kept, rejected } = filterBallCandidates(candidates, {
+    fps,
+    minScore: options.minScore,
+    onPitch: options.onPitch,
+    staticSeconds: options.staticSeconds,
+  });
+  const medianSize = median(kept.map((c) => c.sizePx)) ?? 4;
+  const kalman = new PointKalman({
+    measurementPx: Math.max(1, medianSize / 2),
+    // A kick takes the ball from rest to the speed bound within ~0.2 s.
+    accelerationPxPerS2: maxSpeed / 0.2 / 2,
+    initialSpeedPxPerS: maxSpeed / 2,
+  });
+
+  // 2. Tracklets, frame by frame.
+  const byFrame = new Map<number, BallCandidate[]>();
+  for (const c of kept) {
+    const list = byFrame.get(c.frame);
+    if (list) list.push(c);
+    else byFrame.set(c.frame, [c]);
+  }
+  const finished: Tracklet[] = [];
+  let live: Tracklet[] = [];
+  for (let frame = 0; frame < frameTimesS.length; frame++) {
+    const here = (byFrame.get(frame) ?? []).sort((a, b) => b.score - a.score || a.x - b.x);
+    for (const t of live) t.state = kalman.predict(t.state, dt);
+    const cost = live.map((t) =>
+      here.map((c) => {
+        const steps = frame - t.lastFrame;
+        const last = t.detections.at(-1)!;
+        const jump = Math.hypot(c.x - last.x, c.y - last.y);
+        if (jump > maxSpeed * steps * dt + 2 * medianSize) return Number.POSITIVE_INFINITY;
+        const d2 = kalman.mahalanobis2(t.state, c.x, c.y);
+        return d2 <= gateChi2 ? d2 : Number.POSITIVE_INFINITY;
+      }),
+    );
+    const finite = cost.map((row) => row.map((v) => (Number.isFinite(v) ? v : gateChi2 * 4)));
+    const { matches, unmatchedColumns } = assignWithLimit(finite, live.length, here.length, gateChi2);
+    for (const [ti, ci] of matches) {
+      const t = live[ti]!;
+      const c = here[ci]!;
+      t.state = kalman.update(t.state, c.x, c.y);
+      t.lastFrame = frame;
+      t.detections.push(c);
+    }
+    for (const ci of unmatchedColumns) {
+      const c = here[ci]!;
+      live.push({ state: kalman.initiate(c.x, c.y), lastFrame: frame, detections: [c] });
+    }
+    const still: Tracklet[] = [];
+    for (const t of live) (frame - t.lastFrame >= maxMiss ? finished : still).push(t);
+    live = still;
+  }
+  finished.push(...live);
+
+  // 3. The best set of non-overlapping tracklets.
+  const minDetections = options.minTrackletDetections ?? 3;
+  const followsOnePlayer = (t: Tracklet): boolean => {
+    if (!options.people) return false;
+    const counts = new Map<number, number>();
+    for (const c of t.detections) {
+      for (const p of options.people.get(c.frame) ?? []) {
+        const [x1, y1, x2, y2] = p.box;
+        const pad = Math.max(2, c.sizePx);
+        if (c.x >= x1 - pad && c.x <= x2 + pad && c.y >= (y1 + y2) / 2 && c.y <= y2 + pad) {
+          counts.set(p.id, (counts.get(p.id) ?? 0) + 1);
+        }
+      }
+    }
+    return Math.max(0, ...counts.values()) >= (options.followShare ?? 0.8) * t.detections.length;
+  };
+  let followingPlayer = 0;
+  const eligible = finished
+    .filter((t) => t.detections.length >= minDetections)
+    .map((t) => {
+      const follows = followsOnePlayer(t);
+      if (follows) followingPlayer += 1;
+      const score = t.detections.reduce((s, c) => s + c.score, 0);
+      return {
+        t,
+        start: t.detections[0]!.frame,
+        end: t.detections.at(-1)!.frame,
+        weight: follows ? score * (options.followWeight ?? 0.2) : score,
+      };
+    })
+    .sort((a, b) => a.end - b.end || a.start - b.start);
+  const best = new Array<number>(eligible.length + 1).fill(0);
+  const take = new Array<boolean>(eligible.length + 1).fill(false);
+  const previous = eligible.map((e, i) => {
+    // Last tracklet ending before this one starts (binary search over ends).
+    let lo = 0;
+    let hi = i;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (eligible[mid]!.end < e.start) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo; // count of tracklets ending before e.start
+  });
+  for (let i = 1; i <= eligible.length; i++) {
+    const withIt = eligible[i - 1]!.weight + best[previous[i - 1]!]!;
+    take[i] = withIt > best[i - 1]!;
+    best[i] = Math.max(withIt, best[i - 1]!);
+  }
+  const chosen: typeof eligible = [];
+  for (let i = eligible.length; i > 0; ) {
+    if (take[i]) {
+      chosen.push(eligible[i - 1]!);
+      i = previous[i - 1]!;
+    } else i -= 1;
+  }
+  chosen.reverse();
+
+  // 4. Per-frame states.
+  const frames: BallFrame[] = frameTimesS.map((t, frame) => ({
+    frame,
+    t: round3(t),
+    x: null,
+    y: null,
+    state: 'lost',
+    score: 0,
+  }));
+  const set = (frame: number, x: number, y: number, state: BallState, score = 0) => {
+    const f = frames[frame];
+    if (!f) return;
+    f.x = round1(x);
+    f.y = round1(y);
+    f.state = state;
+    f.score = round4(score);
+  };
+  const interpolateGap = options.interpolateGapFrames ?? Math.round(fps);
+  const maxPredict = options.maxPredictFrames ?? Math.round(0.3 * fps);
+  const fill = (a: BallCandidate, b: BallCandidate) => {
+    for (let f = a.frame + 1; f < b.frame; f++) {
+      const k = (f - a.frame) / (b.frame - a.frame);
+      set(f, a.x + (b.x - a.x) * k, a.y + (b.y - a.y) * k, 'interpolated');
+    }
+  };
+  chosen.forEach((e, i) => {
+    const dets = e.t.detections;
+    dets.forEach((c, j) => {
+      set(c.frame, c.x, c.y, 'detected', c.score);
+      if (j > 0) fill(dets[j - 1]!, c);
+    });
+    const last = dets.at(-1)!;
+    const next = chosen[i + 1]?.t.detections[0];
+    const gap = next ? next.frame - last.frame : Number.POSITIVE_INFINITY;
+    const jumpSpeed = next ? Math.hypot(next.x - last.x, next.y - last.y) / (gap * dt) : Number.POSITIVE_INFINITY;
+    if (next && gap - 1 <= interpolateGap && jumpSpeed <= maxSpeed) {
+      fill(last, next);
+      return;
+    }
+    // Coast on the tracklet's velocity (from its last two detections' filtered state).
+    const velocity = velocityOf(dets, dt);
+    for (let k = 1; k <= maxPredict && last.frame + k < (next?.frame ?? frames.length); k++) {
+      set(last.frame + k, last.x + velocity[0] * k * dt, last.y + velocity[1] * k * dt, 'predicted');
+    }
+  });
+
+  const count = (s: BallState) => frames.filter((f) => f.state === s).length;
+  const summary: BallTrackSummary = {
+    frames: frames.length,
+    detected: count('detected'),
+    interpolated: count('interpolated'),
+    predicted: count('predicted'),
+    lost: count('lost'),
+    coverage: frames.length > 0 ? round4(1 - count('lost') / frames.length) : 0,
+    candidates: candidates.length,
+    keptCandidatesPerFrame: frames.length > 0 ? round4(kept.length / frames.length) : 0,
+    rejected,
+    tracklets: finished.length,
+    followingPlayer,
+    chosenTracklets: chosen.length,
+  };
+  return { frames, summary };
+}
+
+/** Velocity (px/s) from a tracklet's last detections (mean over up to the last 3 steps). */
+function velocityOf(dets: readonly BallCandidate[], dt: number): [number, number] {
+  if (dets.length < 2) return [0, 0];
+  const a = dets[Math.max(0, dets.length - 4)]!;
+  const b = dets.at(-1)!;
+  const seconds = (b.frame - a.frame) * dt;
+  return [(b.x - a.x) / seconds, (b.y - a.y) / seconds];
+}
+
+function median(values: number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+const round1 = (v: number) => Math.round(v * 10) / 10;
+const round3 = (v: number) => Math.round(v * 1000) / 1000;
+const round4 = (v: number) => Math.round(v * 1e4) / 1e4;

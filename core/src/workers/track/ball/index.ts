@@ -1,0 +1,10 @@
+/**
+ * The ball track: candidates filtered (score, pitch, static marks), constant-velocity Kalman
+ * tracklets, the best non-overlapping chain of them as the one ball, short gaps interpolated;
+ * written as `ball-track.json` by the track stage.
+ */
+export * from './ball-candidates.ts';
+export * from './ball-kalman.ts';
+export * from './ball-track-format.ts';
+export * from './ball-tracker.ts';
+export * from './track-ball-detections.ts';

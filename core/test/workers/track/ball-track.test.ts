@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { type BallCandidate, filterBallCandidates, PointKalman, trackBall } from '../../../src/workers/track/index.ts';
+
+const FPS = 10;
+const times = (n: number) => Array.from({ length: n }, (_, i) => i / FPS);
+/** The ball rolling right along y = 200, 12 px per analysed frame from x = 100. */
+const ballAt = (frame: number, score = 0.5): BallCandidate => ({
+  frame,
+  x: 100 + 12 * frame,
+  y: 200,
+  sizePx: 6,
+  score,
+});
+
+describe('ball Kalman filter', () => {
+  it('learns a constant velocity', () => {
+    const k = new PointKalman({ accelerationPxPerS2: 100, measurementPx: 1, initialSpeedPxPerS: 500 });
+    let s = k.initiate(0, 0);
+    for (let i = 1; i <= 20; i++) s = k.update(k.predict(s, 0.1), 30 * i, -10 * i);
+    expect(s.x.v).toBeCloseTo(300, 0);
+    expect(s.y.v).toBeCloseTo(-100, 0);
+    const next = k.predict(s, 0.1);
+    expect(next.x.p).toBeCloseTo(630, 0);
+    expect(k.mahalanobis2(next, 630, -210)).toBeLessThan(1);
+    expect(k.mahalanobis2(next, 800, -210)).toBeGreaterThan(13.8);
+  });
+});
+
+describe('ball candidates', () => {
+  it('rejects a blob that stays on a pitch line and keeps the moving ball', () => {
+    const candidates: BallCandidate[] = [];
+    for (let f = 0; f < 30; f++) {
+      candidates.push(ballAt(f));
+      candidates.push({ frame: f, x: 1000 + (f % 2) * 0.5, y: 300, sizePx: 5, score: 0.9 }); // a line mark
+    }
+    const { kept, rejected } = filterBallCandidates(candidates, { fps: FPS });
+    expect(rejected.static).toBe(30);
+    expect(kept).toHaveLength(30);
+    expect(kept.every((c) => c.x < 1000)).toBe(true);
+  });
+
+  it('leaves out candidates off the pitch and below the score floor', () => {
+    const { kept, rejected } = filterBallCandidates(
+      [ballAt(0), { ...ballAt(1), y: 20 }, { ...ballAt(2), score: 0.05 }],
+      { fps: FPS, minScore: 0.1, onPitch: (_x, y) => y > 50 },
+    );
+    expect(kept.map((c) => c.frame)).toEqual([0]);
+    expect(rejected).toEqual({ lowScore: 1, offPitch: 1, static: 0 });
+  });
+});
+
+describe('trackBall', () => {
+  it('gates out a far false alarm, interpolates a short gap and keeps one ball per frame', () => {
+    const candidates: BallCandidate[] = [];
+    for (let f = 0; f < 30; f++) if (f < 10 || f > 12) candidates.push(ballAt(f));
+    candidates.push({ frame: 11, x: 1500, y: 100, sizePx: 6, score: 0.95 }); // a one-frame false alarm
+    const { frames, summary } = trackBall(candidates, times(30), { fps: FPS, frameWidthPx: 2000 });
+    expect(frames).toHaveLength(30);
+    for (const f of frames) {
+      expect(f.x).toBeCloseTo(100 + 12 * f.frame, 5);
+      expect(f.y).toBe(200);
+    }
+    expect(frames.filter((f) => f.state === 'interpolated').map((f) => f.frame)).toEqual([10, 11, 12]);
+    expect(summary).toMatchObject({ detected: 27, interpolated: 3, predicted: 0, lost: 0, coverage: 1 });
+    expect(frames[5]).toMatchObject({ t: 0.5, state: 'detected', score: 0.5 });
+  });
+
+  it('predicts briefly after the last detection, then says lost', () => {
+    const candidates = Array.from({ length: 10 }, (_, f) => ballAt(f));
+    const { frames } = trackBall(candidates, times(20), { fps: FPS, frameWidthPx: 2000, maxPredictFrames: 3 });
+    expect(frames.slice(10, 13).map((f) => f.state)).toEqual(['predicted', 'predicted', 'predicted']);
+    expect(frames[11]!.x).toBeCloseTo(100 + 12 * 11, 5);
+    expect(frames.slice(13).every((f) => f.state === 'lost' && f.x === null)).toBe(true);
+  });
+
+  it('does not take a static mark as the ball, even with a higher score', () => {
+    const candidates: BallCandidate[] = [];
+    for (let f = 0; f < 40; f++) {
+      candidates.push({ frame: f, x: 700, y: 250, sizePx: 6, score: 0.9 });
+      if (f >= 20) candidates.push({ ...ballAt(f - 20, 0.3), frame: f });
+    }
+    const { frames, summary } = trackBall(candidates, times(40), { fps: FPS, frameWidthPx: 2000 });
+    expect(frames.slice(0, 20).every((f) => f.state === 'lost')).toBe(true);
+    expect(frames.slice(20).every((f) => f.state === 'detected' && f.x !== 700)).toBe(true);
+    expect(summary.rejected.static).toBe(40);
+  });
+
+  it('chooses the longer, stronger path when two tracklets overlap in time', () => {
+    const candidates: BallCandidate[] = [];
+    for (let f = 0; f < 20; f++) candidates.push(ballAt(f));
+    // A short fast-moving false path on the other side of the frame.
+    for (let f = 5; f < 9; f++) candidates.push({ frame: f, x: 1800 - 20 * f, y: 50, sizePx: 6, score: 0.6 });
+    const { frames, summary } = trackBall(candidates, times(20), { fps: FPS, frameWidthPx: 2000 });
+    expect(summary.chosenTracklets).toBe(1);
+    expect(frames.every((f) => f.y === 200 && f.state === 'detected')).toBe(true);
+  });
+
+  it('prefers the ball leaving a player to a boot that follows the player', () => {
+    const candidates: BallCandidate[] = [];
+    const people = new Map<number, { id: number; box: [number, number, number, number] }[]>();
+    for (let f = 0; f < 30; f++) {
+      const px = 300 + 4 * f; // a player running right, box 16×48 px, feet at y = 248
+      people.set(f, [{ id: 7, box: [px - 8, 200, px + 8, 248] }]);
+      candidates.push({ frame: f, x: px + 3, y: 245, sizePx: 5, score: 0.6 }); // his boot
+      candidates.push({ frame: f, x: 300 + 15 * f, y: 400 - 5 * f, sizePx: 5, score: 0.3 }); // the ball, passed away
+    }
+    const withoutPeople = trackBall(candidates, times(30), { fps: FPS, frameWidthPx: 2000 });
+    expect(withoutPeople.frames.every((f) => f.y === 245)).toBe(true); // the boot scores higher
+    const { frames, summary } = trackBall(candidates, times(30), { fps: FPS, frameWidthPx: 2000, people });
+    expect(summary.followingPlayer).toBe(1);
+    expect(frames.every((f) => f.state === 'detected' && f.x === 300 + 15 * f.frame)).toBe(true);
+  });
+});

@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { BoxXyxy, DetectionsFile } from '../../../src/workers/detect/index.ts';
+import {
+  calibrateScoreThresholds,
+  modelCardThresholds,
+  otsuThreshold,
+  quantile,
+  resolveScoreThresholds,
+  trackClip,
+} from '../../../src/workers/track/index.ts';
+
+const box = (cx: number, cy: number, w = 20, h = 50): BoxXyxy => [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
+const evenly = (n: number, from: number, to: number) =>
+  Array.from({ length: n }, (_, i) => from + ((to - from) * i) / (n - 1));
+
+function file(frames: DetectionsFile['frames']): DetectionsFile {
+  return {
+    header: {
+      format: 'polyvision.detections',
+      version: 1,
+      source: { width: 1920, height: 1080, fps: 10, frameCount: frames.length, durationMs: frames.length * 100 },
+      analysisFps: 10,
+      model: {
+        version: 't',
+        sha256: 'x',
+        layout: 'yolov8',
+        inputWidth: 640,
+        inputHeight: 640,
+        executionProvider: 'cpu',
+        tiles: 1,
+      },
+      classes: ['player', 'referee', 'ball'],
+    },
+    frames,
+  };
+}
+
+/** 10 people walking right, real-footage scores (0.2–0.38); 20 weak background boxes per frame (0.10–0.14). */
+function realisticClip(frameCount = 40): DetectionsFile {
+  return file(
+    Array.from({ length: frameCount }, (_, f) => ({
+      frame: f,
+      tMs: f * 100,
+      detections: [
+        ...Array.from({ length: 10 }, (_, p) => ({
+          class: 'player' as const,
+          score: 0.2 + 0.02 * p,
+          box: box(100 + 150 * p + 2 * f, 500),
+        })),
+        ...Array.from({ length: 20 }, (_, k) => ({
+          class: 'player' as const,
+          score: 0.1 + 0.002 * k,
+          box: box(((37 * (f * 20 + k)) % 1800) + 50, 900, 10, 10),
+        })),
+      ],
+    })),
+  );
+}
+
+describe('score thresholds', () => {
+  it('quantile interpolates like NumPy', () => {
+    expect(quantile([1, 2, 3, 4], 0.5)).toBe(2.5);
+    expect(quantile([1, 2, 3, 4], 0)).toBe(1);
+    expect(quantile([1, 2, 3, 4], 1)).toBe(4);
+  });
+
+  it('Otsu cuts between the two modes', () => {
+    const cut = otsuThreshold([...evenly(100, 0.1, 0.14), ...evenly(100, 0.3, 0.4)]);
+    expect(cut).toBeGreaterThan(0.14);
+    expect(cut).toBeLessThanOrEqual(0.3);
+  });
+
+  it('calibrates high on the confident mode and low below it', () => {
+    // 200 background scores 0.10–0.15, 300 real ones 0.25–0.45.
+    const t = calibrateScoreThresholds([...evenly(200, 0.1, 0.15), ...evenly(300, 0.25, 0.45)]);
+    expect(t.source).toBe('calibration');
+    expect(t.samples).toBe(500);
+    expect(t.high).toBeGreaterThan(0.15); // between the two modes
+    expect(t.high).toBeLessThanOrEqual(0.25);
+    expect(t.low).toBeCloseTo(0.1 + (0.05 * 49.9) / 199, 2); // 10 % quantile of all 500
+  });
+
+  it('keeps ByteTrack defaults with too few scores', () => {
+    expect(calibrateScoreThresholds([0.3, 0.2])).toEqual({ high: 0.5, low: 0.1, source: 'default', samples: 0 });
+  });
+
+  it('prefers explicit options, then the model card, then the calibration', () => {
+    const clip = realisticClip(10);
+    expect(resolveScoreThresholds(clip, { highScoreThreshold: 0.7 })).toMatchObject({ high: 0.7, source: 'options' });
+    expect(resolveScoreThresholds(clip, { modelCardThresholds: { high: 0.3, low: 0.05 } })).toMatchObject({
+      high: 0.3,
+      low: 0.05,
+      source: 'model-card',
+    });
+    expect(resolveScoreThresholds(clip, {}).source).toBe('calibration');
+  });
+
+  it('tracks people whose scores sit below ByteTrack fixed 0.5 / 0.6', () => {
+    const clip = realisticClip();
+    const fixed = trackClip(clip, { highScoreThreshold: 0.5, lowScoreThreshold: 0.1 });
+    expect(fixed.tracks.tracks).toHaveLength(0);
+    const calibrated = trackClip(clip);
+    expect(calibrated.thresholds.source).toBe('calibration');
+    expect(calibrated.thresholds.high).toBeGreaterThan(0.14);
+    expect(calibrated.thresholds.high).toBeLessThanOrEqual(0.2);
+    const long = calibrated.tracks.tracks.filter((t) => t.frames.length === 40);
+    expect(long).toHaveLength(10);
+  });
+
+  it('drops tracks whose whole life is off the pitch', () => {
+    const clip = file(
+      Array.from({ length: 20 }, (_, f) => ({
+        frame: f,
+        tMs: f * 100,
+        detections: [
+          { class: 'player' as const, score: 0.9, box: box(500 + f, 500) }, // on the pitch
+          { class: 'player' as const, score: 0.9, box: box(500, 1000) }, // the bench, below y = 800
+        ],
+      })),
+    );
+    const result = trackClip(clip, { pitchRegion: (_x, y) => y < 800 });
+    expect(result.offPitchTracksDropped).toBe(1);
+    expect(result.tracks.tracks.map((t) => t.frames[0]!.box[3])).toEqual([525]);
+  });
+});
+
+describe('model card thresholds', () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  });
+
+  it('reads tracker thresholds only for detections of that very model', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pv-card-'));
+    dirs.push(dir);
+    const model = Buffer.from('not really onnx, but hashed all the same');
+    await writeFile(join(dir, 'm.onnx'), model);
+    await writeFile(join(dir, 'metrics.json'), JSON.stringify({ tracker: { high: 0.31, low: 0.08 } }));
+    const sha = createHash('sha256').update(model).digest('hex');
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), sha)).toEqual({ high: 0.31, low: 0.08 });
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), 'f'.repeat(64))).toBeNull();
+    expect(await modelCardThresholds(join(dir, 'missing.onnx'), sha)).toBeNull();
+    // The training's evaluate.py name, with the ball's threshold.
+    await writeFile(
+      join(dir, 'metrics.json'),
+      JSON.stringify({ tracker_thresholds: { high: 0.4, low: 0.1, ball: 0.2 } }),
+    );
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), sha)).toEqual({ high: 0.4, low: 0.1, ball: 0.2 });
+  });
+});
