@@ -16,6 +16,7 @@ import type { StageHandlerContext } from '../runtime/stage-registry.ts';
 import { readTracksFile } from '../track/tracks-format.ts';
 import { ballFromTracks, readBallTrack } from './ball-positions.ts';
 import { planCameraPath } from './camera-path.ts';
+import { pitchRegionFromImage } from './grass-region.ts';
 import { chooseVcamSizing } from './output-size.ts';
 import { measureCameraPath } from './path-quality.ts';
 import { NO_PITCH_REGION, type PitchRegion, pitchRegionFromCalibration } from './pitch-region.ts';
@@ -35,6 +36,8 @@ export const vcamEnvSchema = z.object({
     .pipe(z.number().min(1, { message: 'a number ≥ 1' }))
     .optional()
     .transform((v) => v ?? 1.5),
+  /** Without a venue calibration, find the pitch as the largest grass area of the median frame. */
+  VCAM_PITCH_FROM_IMAGE: envBool(true),
   /** Render overlay.mp4 (tracks, ball and crop window on the panorama). */
   VCAM_OVERLAY: envBool(true),
 });
@@ -42,7 +45,8 @@ export const vcamEnvSchema = z.object({
 /**
  * Builds the vcam stage: reads `tracks`, the `panorama` (or `camera`), and
  * when present the venue calibration (kind `calibration` or a key ending in
- * `venue.json`: the pitch region) and the ball track (kind `ball-track` or a
+ * `venue.json`: the pitch region; without it the pitch is the largest grass
+ * area of the median frame, see grass-region.ts) and the ball track (kind `ball-track` or a
  * key ending in `ball-track.json`); plans the camera path; renders `vcam.mp4`
  * (kind `vcam`), `overlay.mp4` (kind `vcam-overlay`) and stores the path
  * with its sizing and quality figures as `camera-path.json` (kind `vcam-path`).
@@ -88,6 +92,16 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
               'vcam: the venue calibration describes another panorama size; no pitch region',
             );
           }
+        }
+        if (pitch.source === 'none' && env.VCAM_PITCH_FROM_IMAGE) {
+          pitch =
+            (await pitchRegionFromImage({
+              inputPath,
+              sourceWidth: W,
+              sourceHeight: H,
+              frameCount: tracks.detections.source.frameCount,
+              signal,
+            })) ?? NO_PITCH_REGION;
         }
         const ball = ballRef
           ? await readBallTrack(await io.openInput(ballRef, dir, signal), tracks)

@@ -9,6 +9,7 @@
 export * from './ball-positions.ts';
 export * from './camera-path.ts';
 export * from './crop-commands.ts';
+export * from './grass-region.ts';
 export * from './output-size.ts';
 export * from './overlay-ass.ts';
 export * from './path-quality.ts';

@@ -10,6 +10,7 @@ import {
   chooseVcamSizing,
   measureCameraPath,
   overlayAss,
+  pitchRegionFromImage,
   planCameraPath,
   pointInPolygon,
   renderTracksOverlay,
@@ -156,6 +157,34 @@ describe('who the camera follows', () => {
     expect(withPitch.windows.at(-1)!.cx).toBeGreaterThan(2800);
     expect(without.windows.at(-1)!.cx).toBeLessThan(2500);
     expect(measureCameraPath(withPitch, [], pitch).cropOnPitchShare).toBeGreaterThan(0.6);
+  });
+
+  it('finds the pitch from the image without calibration: the largest grass area of the median frame', async () => {
+    // Grey stands above, a green pitch with a white line below; a small green banner in the stands.
+    const clip = join(dir, 'grass.mp4');
+    await run('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=0x808080:size=640x360:rate=25:duration=1,drawbox=x=40:y=150:w=560:h=200:color=0x2E8B3A:t=fill,drawbox=x=318:y=150:w=4:h=200:color=white:t=fill,drawbox=x=20:y=20:w=60:h=20:color=0x2E8B3A:t=fill',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      clip,
+    ]);
+    const region = await pitchRegionFromImage({ inputPath: clip, sourceWidth: 640, sourceHeight: 360, frameCount: 25 });
+    expect(region?.source).toBe('grass');
+    expect(region!.contains(320, 250)).toBe(true); // on the white line, inside the pitch
+    expect(region!.contains(100, 340)).toBe(true);
+    expect(region!.contains(320, 80)).toBe(false); // stands
+    expect(region!.contains(50, 30)).toBe(false); // the green banner is not the largest component
+    expect(region!.contains(10, 250)).toBe(false);
   });
 
   it('follows the ball track when there is one, keeping it in the crop', () => {

@@ -9,7 +9,7 @@ import {
   silentLogger,
   spawnChild,
 } from '../../shared/src/index.ts';
-import { cropResizeBgr } from './vcam-crop-resize-js.ts';
+import { cropResizeBgr } from './crop-resize-js.ts';
 
 /** Parameters of {@link renderVirtualCamera}. */
 export interface RenderVcamParams {
