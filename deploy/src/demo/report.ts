@@ -65,7 +65,7 @@ ${cp ? vcamTable(cp, share) : ''}
 <p>Boxes with track ids (grey: off the pitch, not followed), the ball (yellow), the virtual camera's crop (red)${cp?.pitch?.source === 'calibration' ? ', the calibrated pitch (cyan)' : ''}.</p>
 ${o.overlay ? `<video controls muted src="${escapeHtml(o.overlay)}" width="1040"></video><p>${link(o.overlay)}</p>` : '<p><em>missing</em></p>'}
 
-<h2 id="tracking">Detections and tracks</h2>
+<h2 id="detections">Detections and tracks</h2>
 <p>${link(o.detections)}: ${data.analysedFrames} analysed frames at ${fps} fps · ${link(o.tracks)}: ${data.peopleTrackCount} people tracks, ${data.ballTrackFrames} ball-track frames${o.ballTrack ? ` · ${link(o.ballTrack)}` : ''} · median person score ${data.medianPeopleScore?.toFixed(2) ?? '–'}</p>
 ${
   data.perFrame.length > 1
