@@ -27,6 +27,12 @@ export interface CameraPathOptions {
   minCropWidthPx?: number;
   /** The ball per analysed frame (ball-track.json); @defaultValue the `ball` tracks of the tracks file */
   ball?: readonly (BallPosition | undefined)[];
+  /**
+   * People boxes `[x1, y1, x2, y2]` per analysed frame for the centre of play (e.g. confident
+   * detections: the crowd's centre needs no identities, and survives a tracker that keeps few
+   * tracks). @defaultValue the player and goalkeeper tracks
+   */
+  peopleBoxes?: readonly (readonly (readonly number[])[])[];
   /** Only people whose foot point (box bottom centre) lies in this region count. @defaultValue everywhere */
   pitch?: PitchRegion;
   /** With a ball, the target keeps it within this share of the crop around the centre. @defaultValue 0.5 */
@@ -124,16 +130,20 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
   const people: { x: number; y: number }[][] = Array.from({ length: n }, () => []);
   let onPitch = 0;
   let total = 0;
-  for (const track of tracks.tracks) {
-    if (!PEOPLE.has(track.class)) continue;
-    for (const f of track.frames) {
-      if (f.frame >= n) continue;
-      total += 1;
-      if (!pitch.contains((f.box[0] + f.box[2]) / 2, f.box[3])) continue;
-      onPitch += 1;
-      people[f.frame]!.push({ x: (f.box[0] + f.box[2]) / 2, y: (f.box[1] + f.box[3]) / 2 });
+  const observe = (frame: number, box: readonly number[]) => {
+    if (frame >= n) return;
+    total += 1;
+    if (!pitch.contains((box[0]! + box[2]!) / 2, box[3]!)) return;
+    onPitch += 1;
+    people[frame]!.push({ x: (box[0]! + box[2]!) / 2, y: (box[1]! + box[3]!) / 2 });
+  };
+  if (o.peopleBoxes) {
+    for (const [frame, boxes] of o.peopleBoxes.entries()) for (const box of boxes ?? []) observe(frame, box);
+  } else
+    for (const track of tracks.tracks) {
+      if (!PEOPLE.has(track.class)) continue;
+      for (const f of track.frames) observe(f.frame, f.box);
     }
-  }
   const ball = o.ball ?? ballFromTracks(tracks);
 
   // Raw targets; null where nothing was observed.

@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { envBool, envInt, loadConfig, PolyvisionError, venueCalibrationSchema } from '@polyvision/shared';
 import { z } from 'zod';
+import { readDetectionsFile } from '../detect/detections-format.ts';
 import {
   type ArtifactIo,
   findInput,
@@ -36,6 +37,13 @@ export const vcamEnvSchema = z.object({
     .pipe(z.number().min(1, { message: 'a number ≥ 1' }))
     .optional()
     .transform((v) => v ?? 1.5),
+  /** Lowest detection score counted in the centre of play (detections, when the task has them). */
+  VCAM_PEOPLE_MIN_SCORE: z
+    .string()
+    .regex(/^(0(\.\d+)?|1(\.0+)?)$/, { message: 'a score from 0 to 1' })
+    .transform(Number)
+    .optional()
+    .transform((v) => v ?? 0.3),
   /** Without a venue calibration, find the pitch as the largest grass area of the median frame. */
   VCAM_PITCH_FROM_IMAGE: envBool(true),
   /** Render overlay.mp4 (tracks, ball and crop window on the panorama). */
@@ -69,6 +77,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
       const tracksRef = findInput(task, ['tracks']);
       const videoRef = findInput(task, ['panorama', 'camera']);
       const venueRef = task.inputs.find((i) => i.kind === 'calibration' || i.object_key.endsWith('venue.json'));
+      const detectionsRef = task.inputs.find((i) => i.kind === 'detections');
       const ballRef = task.inputs.find((i) => i.kind === 'ball-track' || i.object_key.endsWith('ball-track.json'));
       return withWorkDir(async (dir) => {
         const tracks = await readTracksFile(await io.openInput(tracksRef, dir, signal));
@@ -106,6 +115,20 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
         const ball = ballRef
           ? await readBallTrack(await io.openInput(ballRef, dir, signal), tracks)
           : ballFromTracks(tracks);
+        // The centre of play from confident detections when the task has them (transitively upstream).
+        const peopleBoxes = detectionsRef
+          ? (await readDetectionsFile(await io.openInput(detectionsRef, dir, signal))).frames.reduce<number[][][]>(
+              (perFrame, f) => {
+                perFrame[f.frame] = f.detections
+                  .filter(
+                    (d) => (d.class === 'player' || d.class === 'goalkeeper') && d.score >= env.VCAM_PEOPLE_MIN_SCORE,
+                  )
+                  .map((d) => [...d.box]);
+                return perFrame;
+              },
+              [],
+            )
+          : undefined;
         const sizing = chooseVcamSizing({
           sourceWidth: W,
           sourceHeight: H,
@@ -118,6 +141,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
           minCropWidthPx: sizing.minCropWidthPx,
           ball,
           pitch,
+          ...(peopleBoxes ? { peopleBoxes } : {}),
         });
         const quality = measureCameraPath(path, ball, pitch);
         const videoPath = join(dir, 'vcam.mp4');
@@ -154,6 +178,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             quality,
             output: sizing,
             ballSource: ballRef ? 'ball-track' : ball.some(Boolean) ? 'tracks' : 'none',
+            peopleSource: peopleBoxes ? `detections (score ≥ ${env.VCAM_PEOPLE_MIN_SCORE})` : 'tracks',
             pitch: { source: pitch.source, outline: pitch.outline },
             overlay,
             render: { frames: summary.frames, cropCommands: summary.cropCommands, encoder: summary.encoder },
