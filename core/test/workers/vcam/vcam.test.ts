@@ -187,6 +187,18 @@ describe('who the camera follows', () => {
     expect(region!.contains(10, 250)).toBe(false);
   });
 
+  it('takes the centre of play from detections when given: a tracker that keeps one stray track does not steer it', () => {
+    const stray = movingTrack(1, 'player', n, () => [500, 500]);
+    const crowd = Array.from({ length: n }, () =>
+      Array.from({ length: 12 }, (_, i) => [2900 + i * 20, 480, 2910 + i * 20, 520]),
+    );
+    const tracks = tracksFile([stray], n, 25, 4000, 1000);
+    expect(planCameraPath(tracks, { minCropWidthPx: 800 }).windows[50]!.cx).toBeLessThan(1000);
+    const path = planCameraPath(tracks, { minCropWidthPx: 800, peopleBoxes: crowd });
+    expect(path.windows[50]!.cx).toBeGreaterThan(2800);
+    expect(path.people.total).toBe(12 * n);
+  });
+
   it('follows the ball track when there is one, keeping it in the crop', () => {
     const players = [1, 2, 3].map((id) => movingTrack(id, 'player', n, () => [1000 + id * 40, 500]));
     const ball = Array.from({ length: n }, (_, f) => ({ x: 1000 + f * 25, y: 500, state: 'detected' as const }));
