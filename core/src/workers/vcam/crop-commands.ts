@@ -22,12 +22,14 @@ export function cropRectAt(
   sourceFps: number,
   outputWidth: number,
   outputHeight: number,
+  /** Keep this crop size (only the position follows the path). */
+  keepSize?: { width: number; height: number },
 ): CropRect {
   const W = path.sourceWidth;
   const H = path.sourceHeight;
   const w = windowAt(path, (frame / sourceFps) * 1000);
-  let width = Math.min(2 * Math.floor(W / 2), even(w.width));
-  let height = even((width * outputHeight) / outputWidth);
+  let width = keepSize?.width ?? Math.min(2 * Math.floor(W / 2), even(w.width));
+  let height = keepSize?.height ?? even((width * outputHeight) / outputWidth);
   if (height > H) {
     height = 2 * Math.floor(H / 2);
     width = Math.min(2 * Math.floor(W / 2), even((height * outputWidth) / outputHeight));
@@ -43,7 +45,10 @@ export function cropRectAt(
  * `<seconds> crop@vcam w W, crop@vcam h H, crop@vcam x X, crop@vcam y Y;` per
  * source frame whose crop differs from the previous one, timed half a frame
  * before the frame (timestamps start at 0 after `setpts=PTS-STARTPTS`), so
- * rounding of frame times never delays a command by a frame.
+ * rounding of frame times never delays a command by a frame. The crop size
+ * changes only when the planned width moves by at least `sizeStepShare` of it
+ * (default 1 %, at least 4 px): every size change makes ffmpeg's scaler
+ * re-initialise (~10–20 ms of CPU at 1080p), while the position follows every frame.
  *
  * @returns the script text, the first crop (the filter's initial values) and the number of commands.
  */
@@ -53,17 +58,22 @@ export function cropCommandScript(
   frameCount: number,
   outputWidth: number,
   outputHeight: number,
-): { script: string; first: CropRect; commands: number } {
+  sizeStepShare = 0.01,
+): { script: string; first: CropRect; commands: number; sizeChanges: number } {
   const lines: string[] = [];
   const first = cropRectAt(path, 0, sourceFps, outputWidth, outputHeight);
   let previous = first;
+  let sizeChanges = 0;
   for (let k = 1; k < frameCount; k++) {
-    const r = cropRectAt(path, k, sourceFps, outputWidth, outputHeight);
+    let r = cropRectAt(path, k, sourceFps, outputWidth, outputHeight);
+    if (Math.abs(r.width - previous.width) < Math.max(4, sizeStepShare * previous.width)) {
+      r = cropRectAt(path, k, sourceFps, outputWidth, outputHeight, previous);
+    } else sizeChanges += 1;
     if (r.x === previous.x && r.y === previous.y && r.width === previous.width && r.height === previous.height)
       continue;
     const t = ((k - 0.5) / sourceFps).toFixed(6);
     lines.push(`${t} crop@vcam w ${r.width}, crop@vcam h ${r.height}, crop@vcam x ${r.x}, crop@vcam y ${r.y};`);
     previous = r;
   }
-  return { script: `${lines.join('\n')}\n`, first, commands: lines.length };
+  return { script: `${lines.join('\n')}\n`, first, commands: lines.length, sizeChanges };
 }

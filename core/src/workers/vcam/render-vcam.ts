@@ -19,9 +19,9 @@ export interface RenderVcamParams {
   outputHeight?: number;
   /** H.264 encoder; detected once per process (NVENC if it encodes, else libx264) when absent. */
   encoder?: H264Encoder;
-  /** Constant quality (x264 CRF / NVENC CQ). @defaultValue 20 */
+  /** Constant quality (x264 CRF / NVENC CQ). @defaultValue 18 (an intermediate: the encode stage re-encodes it) */
   quality?: number;
-  /** libx264 preset. @defaultValue 'veryfast' */
+  /** libx264 preset. @defaultValue 'superfast' (measured: bench/README.md "vcam") */
   x264Preset?: string;
   signal?: AbortSignal;
   /** Share of frames done, in [0, 1]. */
@@ -39,6 +39,8 @@ export interface RenderVcamSummary {
   framesPerSecond: number;
   /** crop commands sent (one per source frame whose integer crop changed). */
   cropCommands: number;
+  /** how many of them changed the crop size (each re-initialises the scaler). */
+  cropSizeChanges: number;
 }
 
 /**
@@ -71,17 +73,17 @@ export async function renderVirtualCamera(params: RenderVcamParams): Promise<Ren
     );
   }
   const encoder = params.encoder ?? (await detectH264Encoder({ logger: params.logger ?? silentLogger }));
-  const quality = String(params.quality ?? 20);
+  const quality = String(params.quality ?? 18);
   const stamp = `${process.pid}.${Date.now()}`;
   const temporary = `${params.outputPath}.${stamp}.part.mp4`;
   const scriptPath = join(dirname(params.outputPath), `vcam-crop.${stamp}.cmd`);
   const expected = Math.max(1, info.frameCount);
-  const { script, first, commands } = cropCommandScript(params.path, info.fps, expected + 2, outW, outH);
+  const { script, first, commands, sizeChanges } = cropCommandScript(params.path, info.fps, expected + 2, outW, outH);
   await writeFile(scriptPath, script);
   const codecArgs =
     encoder === 'h264_nvenc'
       ? ['-c:v', 'h264_nvenc', '-preset', 'p4', '-rc', 'vbr', '-cq', quality, '-b:v', '0']
-      : ['-c:v', 'libx264', '-preset', params.x264Preset ?? 'veryfast', '-crf', quality];
+      : ['-c:v', 'libx264', '-preset', params.x264Preset ?? 'superfast', '-crf', quality];
   const filter = [
     'setpts=PTS-STARTPTS',
     `sendcmd=f=${basename(scriptPath)}`,
@@ -161,5 +163,6 @@ export async function renderVirtualCamera(params: RenderVcamParams): Promise<Ren
     elapsedMs,
     framesPerSecond: frames / (elapsedMs / 1000),
     cropCommands: commands,
+    cropSizeChanges: sizeChanges,
   };
 }
