@@ -44,6 +44,8 @@ export interface ReportData {
       warning?: string | null;
     };
     ballSource?: 'ball-track' | 'tracks' | 'none';
+    /** Where the centre of play came from: `tracks` or `detections (score ≥ …)`. */
+    peopleSource?: string;
     pitch?: { source: string };
     people?: { onPitch: number; total: number };
     follow?: { ballFrames: number; playerFrames: number; heldFrames: number; firstObservedFrame: number | null };

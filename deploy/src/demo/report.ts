@@ -156,7 +156,7 @@ function vcamTable(cp: NonNullable<ReportData['cameraPath']>, share: (v: number 
     [
       'people on the pitch',
       cp.people
-        ? `${cp.people.onPitch} of ${cp.people.total} track frames (pitch from ${cp.pitch?.source ?? '?'})`
+        ? `${cp.people.onPitch} of ${cp.people.total} observations from ${cp.peopleSource ?? 'tracks'} (pitch from ${cp.pitch?.source ?? '?'})`
         : '–',
     ],
   ];
