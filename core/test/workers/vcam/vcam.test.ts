@@ -13,6 +13,7 @@ import {
   pitchRegionFromImage,
   planCameraPath,
   pointInPolygon,
+  readBallTrack,
   renderTracksOverlay,
   renderVirtualCamera,
   windowAt,
@@ -197,6 +198,30 @@ describe('who the camera follows', () => {
     const path = planCameraPath(tracks, { minCropWidthPx: 800, peopleBoxes: crowd });
     expect(path.windows[50]!.cx).toBeGreaterThan(2800);
     expect(path.people.total).toBe(12 * n);
+  });
+
+  it("reads the track stage's ball-track.json (one entry per analysed frame; lost frames give no position)", async () => {
+    const file = join(dir, 'ball-track.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        format: 'polyvision.ball-track',
+        version: 1,
+        source: { width: 4000, height: 1000 },
+        analysisFps: 25,
+        frames: [
+          { frame: 0, t: 0, x: 100, y: 200, state: 'detected', score: 0.4 },
+          { frame: 1, t: 0.04, x: 110, y: 201, state: 'interpolated', score: 0 },
+          { frame: 2, t: 0.08, x: null, y: null, state: 'lost', score: 0 },
+        ],
+        summary: {},
+        options: {},
+      }),
+    );
+    const ball = await readBallTrack(file, tracksFile([], 3, 25, 4000, 1000));
+    expect(ball).toEqual([{ x: 100, y: 200, state: 'detected' }, { x: 110, y: 201, state: 'interpolated' }, undefined]);
+    await writeFile(file, '{"frames": 3}');
+    await expect(readBallTrack(file, tracksFile([], 3))).rejects.toMatchObject({ code: 'ball_track_invalid' });
   });
 
   it('follows the ball track when there is one, keeping it in the crop', () => {
