@@ -35,7 +35,7 @@ import {
   tracksToIdBoxes,
 } from '../../core/src/workers/quality/index.ts';
 import { type TracksFile, trackDetections } from '../../core/src/workers/track/index.ts';
-import { measureCameraPath, planCameraPath } from '../../core/src/workers/vcam/index.ts';
+import { ballFromTracks, measureCameraPath, planCameraPath } from '../../core/src/workers/vcam/index.ts';
 import { syntheticClip } from './synthetic-clip.ts';
 
 const { values } = parseArgs({
@@ -196,8 +196,8 @@ const byteTrackOnDetections = {
 // 3. Virtual camera, judged against the true ball.
 const truthBall: TracksFile = { ...truth, tracks: truth.tracks.filter((t) => t.class === 'ball') };
 const vcam = {
-  fromTruth: measureCameraPath(planCameraPath(truth), truthBall),
-  fromDetections: measureCameraPath(planCameraPath(detTracks), truthBall),
+  fromTruth: measureCameraPath(planCameraPath(truth), ballFromTracks(truthBall)),
+  fromDetections: measureCameraPath(planCameraPath(detTracks), ballFromTracks(truthBall)),
 };
 
 const results = {

@@ -164,7 +164,9 @@ async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
     expect(existsSync(join(out, link)), link).toBe(true);
   }
   for (const section of [
+    'checks',
     'vcam',
+    'overlay',
     'panorama',
     'hls',
     'detections',

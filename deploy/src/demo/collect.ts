@@ -8,6 +8,10 @@ export interface CollectedOutputs {
   panorama: string;
   vcam: string | null;
   cameraPath: string | null;
+  /** Tracks, ball and crop window drawn on the panorama (vcam stage). */
+  overlay: string | null;
+  /** `ball-track.json` of the track stage, when it writes one. */
+  ballTrack: string | null;
   hlsMaster: string | null;
   hlsPlaylists: string[];
   poster: string | null;
@@ -32,7 +36,9 @@ export interface StoredOutput {
  * input) and every stage output the `files` catalog lists for the job, each
  * downloaded through the workers' artifact store (sha256 checked) to
  * `<stage>/<name…>` (`detect/`, `track/`, `vcam/`, `analyze/`, `encode/hls/`).
- * A previous folder of the same match is replaced.
+ * A previous folder of the same match is replaced. Works for a failed job
+ * too: whatever the finished stages wrote is collected (the panorama only when
+ * the job has not even started a stage).
  */
 export async function collectOutputs(options: {
   job: JobView;
@@ -84,6 +90,8 @@ export async function collectOutputs(options: {
     panorama: 'panorama.mp4',
     vcam: one('vcam/vcam.mp4'),
     cameraPath: one('vcam/camera-path.json'),
+    overlay: one('vcam/overlay.mp4'),
+    ballTrack: files.find((f) => f.startsWith('track/') && f.endsWith('ball-track.json')) ?? null,
     hlsMaster: one('encode/hls/master.m3u8'),
     hlsPlaylists: files.filter((f) => f.startsWith('encode/hls/') && f.endsWith('.m3u8') && !f.endsWith('master.m3u8')),
     poster: one('encode/hls/poster.jpg'),

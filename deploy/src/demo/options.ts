@@ -57,7 +57,7 @@ Options:
   --model-layout <l>        auto | yolov8 | yolox                 [auto]
   --class-map <map>         detector classes, e.g. 0:player      (DETECT_CLASS_MAP)
   --analysis-fps <n>        frames per second the detector analyses [${DEMO_ANALYSIS_FPS}]
-  --vcam-size <WxH>         virtual-camera video size             [1280x720]
+  --vcam-size <WxH>         virtual-camera video size             [follows the panorama, ≤ 1080p]
   --duration <s>            synthetic sample length, seconds      [20]
   --size <WxH>              synthetic camera size                 [1280x720]
   --fps <n>                 synthetic frame rate                  [25]
@@ -137,10 +137,10 @@ export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): De
   const size = text('size') ?? '1280x720';
   const sizeMatch = /^(\d+)x(\d+)$/.exec(size);
   if (!sizeMatch) throw new ValidationError('demo_usage', `--size ${size}: expected WIDTHxHEIGHT, e.g. 1280x720`);
-  const vcamSize = text('vcam-size') ?? '1280x720';
-  const vcamMatch = /^(\d+)x(\d+)$/.exec(vcamSize);
-  if (!vcamMatch)
-    throw new ValidationError('demo_usage', `--vcam-size ${vcamSize}: expected WIDTHxHEIGHT, e.g. 1280x720`);
+  const vcamSize = text('vcam-size');
+  const vcamMatch = vcamSize === undefined ? null : /^(\d*[02468])x(\d*[02468])$/.exec(vcamSize);
+  if (vcamSize !== undefined && !vcamMatch)
+    throw new ValidationError('demo_usage', `--vcam-size ${vcamSize}: expected even WIDTHxHEIGHT, e.g. 1280x720`);
   const analysisFps = number(
     'analysis-fps',
     DEMO_ANALYSIS_FPS,
@@ -174,8 +174,7 @@ export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): De
     matchId,
     stageEnv: {
       DETECT_ANALYSIS_FPS: String(analysisFps),
-      VCAM_OUTPUT_WIDTH: vcamMatch[1],
-      VCAM_OUTPUT_HEIGHT: vcamMatch[2],
+      ...(vcamMatch ? { VCAM_OUTPUT_WIDTH: vcamMatch[1], VCAM_OUTPUT_HEIGHT: vcamMatch[2] } : {}),
       DETECT_MODEL_CACHE_DIR: resolve(repoRoot, '.cache', 'models'),
       ...(model ? { DETECT_MODEL_PATH: model, DETECT_MODEL_VERSION: `user-${model.split('/').at(-1)}` } : {}),
       ...(layout ? { DETECT_MODEL_LAYOUT: layout } : {}),

@@ -1,5 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { barChartSvg, lineChartSvg } from './report-charts.ts';
+import { reportChecks } from './report-checks.ts';
+import { type ReportData, readReportData } from './report-data.ts';
 import { type DemoResult, formatBytes } from './run-demo.ts';
 import { insufficientStorageEvents } from './summary.ts';
 
@@ -11,9 +14,12 @@ const escapeHtml = (text: string) =>
 
 /**
  * Writes `report.html` into the match folder: one self-contained page (inline
- * CSS, no script, relative links only) that opens from disk and shows the
- * panorama, the virtual-camera video, the HLS renditions, detections and tracks
- * (counts and links), analytics, heatmaps, placement, 507s, stage timings and leaders.
+ * CSS and SVG, no script, relative links only) that opens from disk. It shows
+ * first what may be wrong ("Check this"), then the virtual camera and the
+ * tracks overlay videos, detections against tracks per frame (chart),
+ * analytics as tables and a distance chart, heatmaps, the panorama, HLS,
+ * placement, 507s, stage timings and leaders. A failed job's report says why
+ * and shows what exists.
  *
  * @returns the report's path.
  */
@@ -21,20 +27,13 @@ export async function writeReport(result: DemoResult): Promise<string> {
   const o = result.outputs;
   const link = (path: string | null, label?: string) =>
     path ? `<a href="${escapeHtml(path)}">${escapeHtml(label ?? path)}</a>` : '<em>missing</em>';
-  // detections.jsonl: a header line, then one line per analysed frame.
-  const detections = o.detections
-    ? (await readFile(join(result.outDir, o.detections), 'utf8')).split('\n').filter((l) => l.startsWith('{"frame"'))
-        .length
-    : 0;
-  const tracksJson = o.tracks ? JSON.parse(await readFile(join(result.outDir, o.tracks), 'utf8')) : null;
-  const trackCount = Array.isArray(tracksJson?.tracks)
-    ? tracksJson.tracks.length
-    : Array.isArray(tracksJson)
-      ? tracksJson.length
-      : 0;
-  const analytics = o.analytics ? await readFile(join(result.outDir, o.analytics), 'utf8') : '';
+  const data = await readReportData(result);
+  const checks = reportChecks(result, data);
   const refused = insufficientStorageEvents(result);
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const fps = data.analysisFps ?? result.analysisFps ?? 1;
+  const cp = data.cameraPath;
+  const share = (v: number | null | undefined) => (v == null ? '–' : `${(v * 100).toFixed(1)} %`);
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Polyvision — ${escapeHtml(result.matchId)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -42,15 +41,48 @@ export async function writeReport(result: DemoResult): Promise<string> {
 body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1rem 1.5rem;color:#1b1f24}
 h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #d0d7de}
 video,img{max-width:100%;background:#000}table{border-collapse:collapse}td,th{padding:.2rem .6rem;border-bottom:1px solid #eee;text-align:left}
+.checks li{margin:.3rem 0;padding:.3rem .6rem;border-left:4px solid #d29922;background:#fff8c5;list-style:none}.checks .error{border-color:#cf222e;background:#ffebe9}
+.checks{padding:0}.ok{color:#1a7f37}.failed{color:#cf222e}.num{text-align:right;font-variant-numeric:tabular-nums}svg.chart{max-width:100%;height:auto}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(240px,1fr));gap:.8rem}pre{background:#f6f8fa;padding:.8rem;overflow:auto;max-height:24rem}
 </style></head><body>
 <h1>Polyvision demo — match ${escapeHtml(result.matchId)}</h1>
-<p>Job <code>${escapeHtml(result.job.job_id)}</code>: <strong>${escapeHtml(result.job.status)}</strong> in ${s(result.totalMs)} ·
+<p>Job <code>${escapeHtml(result.job.job_id)}</code>: <strong class="${result.failure ? 'failed' : ''}">${escapeHtml(result.job.status)}</strong> in ${s(result.totalMs)} ·
 bus ${escapeHtml(result.services.bus)}, database ${escapeHtml(result.services.database)}, redis ${escapeHtml(result.services.redis)}</p>
 
-<h2 id="vcam">Virtual camera</h2>
-${o.vcam ? `<video controls src="${escapeHtml(o.vcam)}" width="960"></video><p>${link(o.vcam)} · camera path ${link(o.cameraPath)}</p>` : '<p><em>missing</em></p>'}
+<h2 id="checks">Check this</h2>
+${
+  checks.length === 0
+    ? '<p class="ok">Nothing looks wrong in the figures below (detections, tracks, ball, crop, teams).</p>'
+    : `<ul class="checks">${checks.map((c) => `<li class="${c.level}" data-check="${c.id}">${escapeHtml(c.message)}</li>`).join('')}</ul>`
+}
 
+<h2 id="vcam">Virtual camera</h2>
+${o.vcam ? `<video controls muted src="${escapeHtml(o.vcam)}" width="${Math.min(960, cp?.output?.outputWidth ?? 960)}"></video>` : '<p><em>missing</em></p>'}
+${cp ? vcamTable(cp, share) : ''}
+<p>${link(o.vcam)} · camera path ${link(o.cameraPath)}</p>
+
+<h2 id="overlay">Tracks overlay</h2>
+<p>Boxes with track ids (grey: off the pitch, not followed), the ball (yellow), the virtual camera's crop (red)${cp?.pitch?.source === 'calibration' ? ', the calibrated pitch (cyan)' : ''}.</p>
+${o.overlay ? `<video controls muted src="${escapeHtml(o.overlay)}" width="1040"></video><p>${link(o.overlay)}</p>` : '<p><em>missing</em></p>'}
+
+<h2 id="detections">Detections and tracks</h2>
+<p>${link(o.detections)}: ${data.analysedFrames} analysed frames at ${fps} fps · ${link(o.tracks)}: ${data.peopleTrackCount} people tracks, ${data.ballTrackFrames} ball-track frames${o.ballTrack ? ` · ${link(o.ballTrack)}` : ''} · median person score ${data.medianPeopleScore?.toFixed(2) ?? '–'}</p>
+${
+  data.perFrame.length > 1
+    ? lineChartSvg({
+        xLabel: 'time, s',
+        x: (i) => i / fps,
+        series: [
+          { label: 'people detections', colour: '#bbb', values: data.perFrame.map((f) => f.detections) },
+          { label: 'detections, score ≥ 0.5', colour: '#555', values: data.perFrame.map((f) => f.confident) },
+          { label: 'people tracked', colour: '#0969da', values: data.perFrame.map((f) => f.tracked) },
+        ],
+      })
+    : ''
+}
+
+<h2 id="analytics">Analytics</h2>
+${analyticsSection(data, link(o.analytics))}
 <h2 id="panorama">Panorama (${result.panorama.stitched ? 'stitched on the edge' : 'one-camera rig: the camera video itself'})</h2>
 <video controls src="${escapeHtml(o.panorama)}" width="1040"></video><p>${link(o.panorama)}</p>
 
@@ -58,12 +90,6 @@ ${o.vcam ? `<video controls src="${escapeHtml(o.vcam)}" width="960"></video><p>$
 <p>Master playlist ${link(o.hlsMaster)} (play it with any HLS player, e.g. <code>ffplay ${escapeHtml(o.hlsMaster ?? '')}</code>).</p>
 <ul>${o.hlsPlaylists.map((p) => `<li>${link(p)}</li>`).join('')}</ul>
 ${o.poster ? `<img src="${escapeHtml(o.poster)}" alt="poster" width="480">` : ''}
-
-<h2 id="detections">Detections and tracks</h2>
-<p>${link(o.detections)}: ${detections} analysed frames · ${link(o.tracks)}: ${trackCount} tracks</p>
-
-<h2 id="analytics">Analytics</h2>
-<p>${link(o.analytics)}</p><pre>${escapeHtml(analytics.slice(0, 20_000))}</pre>
 
 <h2 id="heatmaps">Heatmaps</h2>
 <div class="grid">${o.heatmaps.map((h) => `<figure><img src="${escapeHtml(h)}" alt="${escapeHtml(h)}"><figcaption>${link(h, h.split('/').at(-1))}</figcaption></figure>`).join('')}</div>
@@ -100,4 +126,75 @@ ${Object.entries(result.leaders.orchestratorPartitions)
   const path = join(result.outDir, 'report.html');
   await writeFile(path, html);
   return path;
+}
+
+/** The virtual camera's figures from camera-path.json. */
+function vcamTable(cp: NonNullable<ReportData['cameraPath']>, share: (v: number | null | undefined) => string): string {
+  const out = cp.output;
+  const rows: [string, string][] = [
+    [
+      'output',
+      out
+        ? `${out.outputWidth}×${out.outputHeight} (${out.sizeSource === 'auto' ? 'follows the panorama' : 'configured'}; at most ${out.worstUpscale?.toFixed(2) ?? '?'}× upscale, limit ${out.maxUpscale ?? '?'}×)`
+        : '–',
+    ],
+    [
+      'follows',
+      cp.ballSource === 'none' || !cp.ballSource
+        ? 'the on-pitch players’ centre (no ball track)'
+        : `the ball (${cp.ballSource}) and the players`,
+    ],
+    [
+      'frames following the ball / the players / held',
+      cp.follow ? `${cp.follow.ballFrames} / ${cp.follow.playerFrames} / ${cp.follow.heldFrames}` : '–',
+    ],
+    [
+      'ball inside the crop',
+      `${share(cp.quality?.ballInCropShare)} of ${cp.quality?.framesWithBall ?? 0} frames with a ball`,
+    ],
+    ['crop on the pitch', share(cp.quality?.cropOnPitchShare)],
+    [
+      'people on the pitch',
+      cp.people
+        ? `${cp.people.onPitch} of ${cp.people.total} observations from ${cp.peopleSource ?? 'tracks'} (pitch from ${cp.pitch?.source ?? '?'})`
+        : '–',
+    ],
+  ];
+  return `<table>${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
+}
+
+/** Analytics as tables (teams, players) and a distance chart; says why figures are missing. */
+function analyticsSection(data: ReportData, fileLink: string): string {
+  const a = data.analytics;
+  if (!a) return `<p>${fileLink}</p>`;
+  const unit = a.unit ?? '?';
+  const speed = unit === 'm' ? 'm/s' : `${unit}/s`;
+  const teams = a.teams ?? {};
+  const players = a.players ?? [];
+  const colour = (team?: string) => {
+    const c = team ? teams[team]?.colour : undefined;
+    return c && c.length === 3 ? `rgb(${c.join(',')})` : '#999';
+  };
+  const n = (v: number | null | undefined, d = 1) => (v == null ? '–' : v.toFixed(d));
+  const teamRows = Object.entries(teams)
+    .map(([name, t]) => {
+      const ps = players.filter((p) => p.team === name);
+      const dist = ps.reduce((sum, p) => sum + (p.distance ?? 0), 0);
+      return `<tr><td><span style="display:inline-block;width:.8em;height:.8em;background:${colour(name)}"></span> ${escapeHtml(name)}</td><td class="num">${t.players?.length ?? ps.length}</td><td class="num">${n(dist)}</td><td class="num">${unit === 'm' ? ps.reduce((sum, p) => sum + (p.sprints ?? 0), 0) : '–'}</td></tr>`;
+    })
+    .join('');
+  const playerRows = [...players]
+    .sort((x, y) => (y.distance ?? 0) - (x.distance ?? 0))
+    .map(
+      (p) =>
+        `<tr><td class="num">${p.trackId}</td><td>${escapeHtml(p.class ?? '')}</td><td>${escapeHtml(p.team ?? '')}</td><td class="num">${n(p.durationSeconds)}</td><td class="num">${n(p.distance)}</td><td class="num">${n(p.maxSpeed, 2)}</td><td class="num">${n(p.meanSpeed, 2)}</td><td class="num">${unit === 'm' ? (p.sprints ?? '–') : '–'}</td></tr>`,
+    )
+    .join('');
+  const notes = (a.notes ?? []).map((t) => `<li>${escapeHtml(t)}</li>`).join('');
+  return `<p>${fileLink} · positions in <strong>${escapeHtml(unit === 'm' ? 'pitch metres (venue calibration)' : unit === 'px' ? 'image pixels (no calibration: no sprint counts)' : unit)}</strong> over ${n(a.durationSeconds)} s</p>
+${notes ? `<ul>${notes}</ul>` : ''}
+<table><tr><th>team</th><th>players</th><th>distance, ${escapeHtml(unit)}</th><th>sprints</th></tr>${teamRows}</table>
+${players.length > 0 ? barChartSvg({ unit, items: players.map((p) => ({ label: `#${p.trackId}`, value: p.distance ?? 0, colour: colour(p.team) })) }) : ''}
+<details><summary>${players.length} tracked people</summary>
+<table><tr><th>track</th><th>class</th><th>team</th><th>time, s</th><th>distance, ${escapeHtml(unit)}</th><th>top speed, ${escapeHtml(speed)}</th><th>mean speed, ${escapeHtml(speed)}</th><th>sprints</th></tr>${playerRows}</table></details>`;
 }

@@ -77,8 +77,10 @@ export interface DemoResult {
    * venue calibration travelled with the match, `px` (image pixels) without one; null without analytics.
    */
   analyticsUnit: 'm' | 'px' | null;
-  /** `WxH` of the virtual-camera video. */
+  /** `WxH` of the virtual-camera video (from camera-path.json). */
   vcamSize: string | null;
+  /** Why the job did not complete (the report shows it); null when it did. */
+  failure: { stage: string | null; reason: string } | null;
   totalMs: number;
 }
 
@@ -226,16 +228,16 @@ export async function runDemo(
 
     // 5. The job runs; the live view follows its stages in the database.
     const job = await followJob(infra.db, matchId, organizationId, observer, timings, t0, options.timeoutMs, signal);
-    if (job.status !== 'completed') {
-      const failed = job.stages.find((s) => s.status === 'failed');
-      throw new PolyvisionError(
-        'demo_job_failed',
-        `job ${job.job_id} ${job.status}${failed ? `: stage ${failed.stage} failed: ${JSON.stringify(failed.error)}` : ''}`,
-        { details: { job } },
-      );
-    }
+    const failedStage = job.stages.find((s) => s.status === 'failed');
+    const failure =
+      job.status === 'completed'
+        ? null
+        : {
+            stage: failedStage?.stage ?? null,
+            reason: `job ${job.job_id} ${job.status}${failedStage ? `: stage ${failedStage.stage} failed: ${JSON.stringify(failedStage.error)}` : ''}`,
+          };
 
-    // 6. Outputs and report.
+    // 6. Outputs and report (also for a failed job: what exists, and why the rest does not).
     begin('collect');
     const outDir = join(options.outRoot, matchId);
     const collectDir = join(workRoot, 'collect');
@@ -278,9 +280,8 @@ export async function runDemo(
       stored,
       analyticsUnit: await analyticsUnitOf(outDir, outputs.analytics),
       analysisFps: options.stageEnv.DETECT_ANALYSIS_FPS ? Number(options.stageEnv.DETECT_ANALYSIS_FPS) : null,
-      vcamSize: options.stageEnv.VCAM_OUTPUT_WIDTH
-        ? `${options.stageEnv.VCAM_OUTPUT_WIDTH}x${options.stageEnv.VCAM_OUTPUT_HEIGHT}`
-        : null,
+      vcamSize: await vcamSizeOf(outDir, outputs.cameraPath),
+      failure,
       totalMs: 0,
     };
     end(outDir);
@@ -288,6 +289,11 @@ export async function runDemo(
     result.timings = timings;
     await writeReport(result);
     await writeFile(join(outDir, 'demo.json'), `${JSON.stringify(result, null, 2)}\n`);
+    if (failure) {
+      throw new PolyvisionError('demo_job_failed', `${failure.reason} (what exists is in ${outDir})`, {
+        details: { job, outDir },
+      });
+    }
     await run.hold?.(result);
     return result;
   } catch (error) {
@@ -377,6 +383,15 @@ export function formatBytes(bytes: number): string {
     unit++;
   }
   return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+/** `WxH` of the virtual camera, from the collected camera-path.json (`output`), or null. */
+async function vcamSizeOf(outDir: string, cameraPath: string | null): Promise<string | null> {
+  if (!cameraPath) return null;
+  const path = JSON.parse(await readFile(join(outDir, cameraPath), 'utf8')) as {
+    output?: { outputWidth?: number; outputHeight?: number };
+  };
+  return path.output?.outputWidth ? `${path.output.outputWidth}x${path.output.outputHeight}` : null;
 }
 
 /** The `unit` of the collected `summary.json` (`m` or `px`), or null when there is none or it names no known unit. */

@@ -20,6 +20,7 @@ export function formatSummary(result: DemoResult, cwd: string): string {
   const lines: string[] = [];
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   lines.push('', `Polyvision demo — match ${result.matchId} — ${result.job.status} in ${s(result.totalMs)}`);
+  if (result.failure) lines.push(`FAILED: ${result.failure.reason}`);
   lines.push(
     `services: bus ${result.services.bus}, database ${result.services.database}, redis ${result.services.redis}`,
   );
@@ -70,7 +71,7 @@ export function formatSummary(result: DemoResult, cwd: string): string {
     );
   }
   lines.push(
-    `  the virtual camera renders ${result.vcamSize ?? 'its default size'}; HLS renditions never upscale it (--vcam-size)`,
+    `  the virtual camera renders ${result.vcamSize ?? 'nothing'} (its size follows the panorama unless --vcam-size says otherwise); HLS renditions never upscale it`,
   );
   lines.push('', 'Leaders');
   lines.push(`  capacity monitor: ${result.leaders.capacityMonitor ?? 'none'}`);

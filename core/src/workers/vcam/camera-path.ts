@@ -1,5 +1,7 @@
 import { PolyvisionError } from '@polyvision/shared';
 import type { TracksFile } from '../track/tracks-format.ts';
+import { type BallPosition, ballFromTracks } from './ball-positions.ts';
+import { NO_PITCH_REGION, type PitchRegion } from './pitch-region.ts';
 
 /** The crop window of one frame, in source pixels (16:9 unless the source is narrower). */
 export interface CropWindow {
@@ -18,8 +20,23 @@ export interface CameraPathOptions {
   ballWeight?: number;
   /** Margin around the players' spread (10th–90th percentile box). @defaultValue 1.5 */
   spreadMargin?: number;
-  /** Narrowest crop, as a share of the source width. @defaultValue 0.25 */
-  minWidthShare?: number;
+  /**
+   * Narrowest crop width in SOURCE pixels (the output size divided by the
+   * largest upscale allowed, see `output-size.ts`). @defaultValue a quarter of the source width
+   */
+  minCropWidthPx?: number;
+  /** The ball per analysed frame (ball-track.json); @defaultValue the `ball` tracks of the tracks file */
+  ball?: readonly (BallPosition | undefined)[];
+  /**
+   * People boxes `[x1, y1, x2, y2]` per analysed frame for the centre of play (e.g. confident
+   * detections: the crowd's centre needs no identities, and survives a tracker that keeps few
+   * tracks). @defaultValue the player and goalkeeper tracks
+   */
+  peopleBoxes?: readonly (readonly (readonly number[])[])[];
+  /** Only people whose foot point (box bottom centre) lies in this region count. @defaultValue everywhere */
+  pitch?: PitchRegion;
+  /** With a ball, the target keeps it within this share of the crop around the centre. @defaultValue 0.5 */
+  ballKeepShare?: number;
   /** Centred moving average of the targets before the dynamics, seconds (offline look-ahead). @defaultValue 1 */
   targetSmoothingSeconds?: number;
   /** No pan while the target stays within this share of the crop width from the centre. @defaultValue 0.08 */
@@ -40,6 +57,10 @@ export interface CameraPath {
   sourceWidth: number;
   sourceHeight: number;
   windows: CropWindow[];
+  /** What the target followed: frames with a ball, with on-pitch players only, and with neither (target held). */
+  follow: { ballFrames: number; playerFrames: number; heldFrames: number; firstObservedFrame: number | null };
+  /** People detections on the pitch / all people detections (foot point in the pitch region). */
+  people: { onPitch: number; total: number; pitchSource: PitchRegion['source'] };
 }
 
 const PEOPLE = new Set(['player', 'goalkeeper']);
@@ -53,103 +74,138 @@ function percentile(sorted: readonly number[], p: number): number {
 
 /**
  * Plans a virtual camera over the panorama from the tracks:
- * - **target**: centre of the players (mean of box centres) pulled toward the
- *   ball by `ballWeight`; width from the players' spread (10th–90th
- *   percentile box × `spreadMargin`), kept between `minWidthShare` and the
- *   widest 16:9 window that fits;
+ * - **who counts**: players and goalkeepers whose foot point lies in
+ *   `pitch` (bench, coaches and spectators do not move the camera);
+ * - **target**: the ball when there is one (`ball`, else the tracks' ball),
+ *   the centre of play (mean of on-pitch people) otherwise; with both, the
+ *   players' centre pulled toward the ball by `ballWeight` and shifted so the
+ *   ball stays within `ballKeepShare` of the window; width from the players'
+ *   spread (10th–90th percentile box × `spreadMargin`), between
+ *   `minCropWidthPx` and the widest window that fits;
+ * - **start on the play**: frames before the first observation take the first
+ *   observed target (planned backward), never a wide shot; later empty frames hold the last target;
  * - **look-ahead**: a centred moving average of the targets (offline, so the
  *   camera starts moving before the play does);
- * - **dynamics**: a dead zone (no pan for small offsets), then a velocity
- *   toward the target capped in speed and acceleration, per axis; zoom with
+ * - **dynamics**: per axis, the target's own velocity (feed-forward) plus a
+ *   correction toward it beyond a dead zone (no correction for small
+ *   offsets), capped in speed and acceleration; zoom with
  *   its own speed cap; the window always stays inside the frame.
- * Frames without players or ball keep the previous target (wide shot at start).
  *
  * @throws PolyvisionError `vcam_options_invalid` for out-of-range options.
  */
 export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = {}): CameraPath {
+  const { width: W, height: H } = tracks.detections.source;
   const o = {
     aspectRatio: 16 / 9,
     ballWeight: 0.5,
     spreadMargin: 1.5,
-    minWidthShare: 0.25,
+    minCropWidthPx: W * 0.25,
     targetSmoothingSeconds: 1,
     deadZoneShare: 0.08,
     maxPanSpeedShare: 0.35,
     maxPanAccelerationShare: 0.6,
     maxZoomSpeedShare: 0.15,
     responsiveness: 2,
+    ballKeepShare: 0.5,
     ...options,
   };
   if (
     !(o.ballWeight >= 0 && o.ballWeight <= 1) ||
-    !(o.minWidthShare > 0 && o.minWidthShare <= 1) ||
-    !(o.aspectRatio > 0)
+    !(o.minCropWidthPx > 0) ||
+    !(o.aspectRatio > 0) ||
+    !(o.ballKeepShare > 0 && o.ballKeepShare <= 1)
   ) {
     throw new PolyvisionError(
       'vcam_options_invalid',
-      'ballWeight and minWidthShare must be in [0, 1], aspectRatio > 0',
+      'ballWeight must be in [0, 1], ballKeepShare in (0, 1], minCropWidthPx and aspectRatio > 0',
     );
   }
-  const { width: W, height: H } = tracks.detections.source;
   const fps = tracks.detections.analysisFps;
   const n = tracks.frameCount;
   const maxWidth = Math.min(W, H * o.aspectRatio);
-  const minWidth = Math.min(maxWidth, W * o.minWidthShare);
+  const minWidth = Math.min(maxWidth, o.minCropWidthPx);
+  const pitch = o.pitch ?? NO_PITCH_REGION;
 
-  // Per-frame observations.
+  // Per-frame observations: on-pitch people, and the ball.
   const people: { x: number; y: number }[][] = Array.from({ length: n }, () => []);
-  const ball: ({ x: number; y: number; score: number } | undefined)[] = new Array(n);
-  for (const track of tracks.tracks) {
-    for (const f of track.frames) {
-      if (f.frame >= n) continue;
-      const x = (f.box[0] + f.box[2]) / 2;
-      const y = (f.box[1] + f.box[3]) / 2;
-      if (PEOPLE.has(track.class)) people[f.frame]!.push({ x, y });
-      else if (track.class === 'ball' && (!ball[f.frame] || ball[f.frame]!.score < f.score)) {
-        ball[f.frame] = { x, y, score: f.score };
-      }
+  let onPitch = 0;
+  let total = 0;
+  const observe = (frame: number, box: readonly number[]) => {
+    if (frame >= n) return;
+    total += 1;
+    if (!pitch.contains((box[0]! + box[2]!) / 2, box[3]!)) return;
+    onPitch += 1;
+    people[frame]!.push({ x: (box[0]! + box[2]!) / 2, y: (box[1]! + box[3]!) / 2 });
+  };
+  if (o.peopleBoxes) {
+    for (const [frame, boxes] of o.peopleBoxes.entries()) for (const box of boxes ?? []) observe(frame, box);
+  } else
+    for (const track of tracks.tracks) {
+      if (!PEOPLE.has(track.class)) continue;
+      for (const f of track.frames) observe(f.frame, f.box);
     }
-  }
+  const ball = o.ball ?? ballFromTracks(tracks);
 
-  // Raw targets, holding the last one through empty frames.
-  const raw: CropWindow[] = [];
-  let last: CropWindow = { cx: W / 2, cy: H / 2, width: maxWidth, height: maxWidth / o.aspectRatio };
+  // Raw targets; null where nothing was observed.
+  const raw: (CropWindow | null)[] = [];
+  let ballFrames = 0;
+  let playerFrames = 0;
   for (let f = 0; f < n; f++) {
     const ps = people[f]!;
     const b = ball[f];
-    if (ps.length > 0 || b) {
-      let cx = b ? b.x : 0;
-      let cy = b ? b.y : 0;
-      let width = minWidth;
-      if (ps.length > 0) {
-        const px = ps.reduce((s, p) => s + p.x, 0) / ps.length;
-        const py = ps.reduce((s, p) => s + p.y, 0) / ps.length;
-        const w = b ? o.ballWeight : 0;
-        cx = (1 - w) * px + w * cx;
-        cy = (1 - w) * py + w * cy;
-        const xs = ps.map((p) => p.x).sort((a, c) => a - c);
-        const ys = ps.map((p) => p.y).sort((a, c) => a - c);
-        const spreadW = (percentile(xs, 0.9) - percentile(xs, 0.1)) * o.spreadMargin;
-        const spreadH = (percentile(ys, 0.9) - percentile(ys, 0.1)) * o.spreadMargin;
-        width = Math.max(spreadW, spreadH * o.aspectRatio, minWidth);
-      }
-      width = Math.min(maxWidth, width);
-      last = { cx, cy, width, height: width / o.aspectRatio };
+    if (ps.length === 0 && !b) {
+      raw.push(null);
+      continue;
     }
-    raw.push(last);
+    let cx = b ? b.x : 0;
+    let cy = b ? b.y : 0;
+    let width = minWidth;
+    if (ps.length > 0) {
+      const px = ps.reduce((s, p) => s + p.x, 0) / ps.length;
+      const py = ps.reduce((s, p) => s + p.y, 0) / ps.length;
+      const w = b ? o.ballWeight : 0;
+      cx = (1 - w) * px + w * cx;
+      cy = (1 - w) * py + w * cy;
+      const xs = ps.map((p) => p.x).sort((a, c) => a - c);
+      const ys = ps.map((p) => p.y).sort((a, c) => a - c);
+      const spreadW = (percentile(xs, 0.9) - percentile(xs, 0.1)) * o.spreadMargin;
+      const spreadH = (percentile(ys, 0.9) - percentile(ys, 0.1)) * o.spreadMargin;
+      width = Math.max(spreadW, spreadH * o.aspectRatio, minWidth);
+    }
+    width = Math.min(maxWidth, width);
+    const height = width / o.aspectRatio;
+    if (b) {
+      ballFrames += 1;
+      // Keep the ball well inside the target window.
+      const kx = (o.ballKeepShare * width) / 2;
+      const ky = (o.ballKeepShare * height) / 2;
+      cx = Math.max(b.x - kx, Math.min(b.x + kx, cx));
+      cy = Math.max(b.y - ky, Math.min(b.y + ky, cy));
+    } else playerFrames += 1;
+    raw.push({ cx, cy, width, height });
+  }
+  const firstObserved = raw.findIndex((w) => w !== null);
+  const filled: CropWindow[] = [];
+  let last: CropWindow =
+    firstObserved >= 0
+      ? (raw[firstObserved] as CropWindow)
+      : { cx: W / 2, cy: H / 2, width: maxWidth, height: maxWidth / o.aspectRatio };
+  for (let f = 0; f < n; f++) {
+    last = raw[f] ?? last;
+    filled.push(last);
   }
 
   // Centred moving average (look-ahead).
   const half = Math.max(0, Math.round((o.targetSmoothingSeconds * fps) / 2));
-  const targets = raw.map((_, f) => {
+  const targets = filled.map((_, f) => {
     let cx = 0;
     let cy = 0;
     let width = 0;
     let count = 0;
     for (let k = Math.max(0, f - half); k <= Math.min(n - 1, f + half); k++) {
-      cx += raw[k]!.cx;
-      cy += raw[k]!.cy;
-      width += raw[k]!.width;
+      cx += filled[k]!.cx;
+      cy += filled[k]!.cy;
+      width += filled[k]!.width;
       count += 1;
     }
     return { cx: cx / count, cy: cy / count, width: width / count };
@@ -164,18 +220,27 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
   let cam = targets[0] ? { ...targets[0] } : { cx: W / 2, cy: H / 2, width: maxWidth };
   let vx = 0;
   let vy = 0;
-  const axis = (pos: number, target: number, v: number, deadZone: number) => {
+  // Feed-forward: the camera matches the target's own velocity (central difference of the smoothed
+  // targets, offline) and closes the remaining gap beyond the dead zone, so a steadily moving
+  // play (or ball) is not trailed by speed / responsiveness.
+  const targetVelocity = (f: number, key: 'cx' | 'cy') => {
+    const a = targets[Math.max(0, f - 1)]!;
+    const b = targets[Math.min(n - 1, f + 1)]!;
+    const span = Math.min(n - 1, f + 1) - Math.max(0, f - 1);
+    return span > 0 ? ((b[key] - a[key]) / span) * fps : 0;
+  };
+  const axis = (pos: number, target: number, v: number, deadZone: number, feedForward: number) => {
     const offset = target - pos;
     const beyond = Math.abs(offset) <= deadZone ? 0 : offset - Math.sign(offset) * deadZone;
-    const desired = Math.max(-maxSpeed, Math.min(maxSpeed, beyond * o.responsiveness));
+    const desired = Math.max(-maxSpeed, Math.min(maxSpeed, feedForward + beyond * o.responsiveness));
     const dv = Math.max(-maxAccel * dt, Math.min(maxAccel * dt, desired - v));
     return v + dv;
   };
   for (let f = 0; f < n; f++) {
     const t = targets[f]!;
     const deadZone = o.deadZoneShare * cam.width;
-    vx = axis(cam.cx, t.cx, vx, deadZone);
-    vy = axis(cam.cy, t.cy, vy, deadZone * (H / W));
+    vx = axis(cam.cx, t.cx, vx, deadZone, targetVelocity(f, 'cx'));
+    vy = axis(cam.cy, t.cy, vy, deadZone * (H / W), targetVelocity(f, 'cy'));
     const dz = Math.max(-maxZoom * dt, Math.min(maxZoom * dt, (t.width - cam.width) * o.responsiveness * dt));
     const width = Math.max(minWidth, Math.min(maxWidth, cam.width + dz));
     const height = width / o.aspectRatio;
@@ -187,7 +252,19 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
     cam = { cx, cy, width };
     windows.push({ cx, cy, width, height });
   }
-  return { fps, sourceWidth: W, sourceHeight: H, windows };
+  return {
+    fps,
+    sourceWidth: W,
+    sourceHeight: H,
+    windows,
+    follow: {
+      ballFrames,
+      playerFrames,
+      heldFrames: n - ballFrames - playerFrames,
+      firstObservedFrame: firstObserved >= 0 ? firstObserved : null,
+    },
+    people: { onPitch, total, pitchSource: pitch.source },
+  };
 }
 
 /** The crop window at time `tMs`, linearly interpolated between analysed frames. */

@@ -1,9 +1,10 @@
-import { rename, rm } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { H264Encoder, Logger } from '@polyvision/shared';
 import { detectH264Encoder, PolyvisionError, resolveFfmpegPath, silentLogger, spawnChild } from '@polyvision/shared';
-import { type MediaBinaries, probeVideo, readVideoFrames } from '../detect/frames/index.ts';
-import { type CameraPath, windowAt } from './camera-path.ts';
-import { cropResizeBgr } from './crop-resize.ts';
+import { type MediaBinaries, probeVideo } from '../detect/frames/index.ts';
+import type { CameraPath } from './camera-path.ts';
+import { cropCommandScript } from './crop-commands.ts';
 
 /** Parameters of {@link renderVirtualCamera}. */
 export interface RenderVcamParams {
@@ -12,14 +13,16 @@ export interface RenderVcamParams {
   /** The MP4 to write (H.264, AAC when the source has audio); temporary name, renamed when complete. */
   outputPath: string;
   path: CameraPath;
-  /** @defaultValue 1920 */
+  /** Output width, pixels (even). @defaultValue 1920 */
   outputWidth?: number;
-  /** @defaultValue 1080 */
+  /** Output height, pixels (even). @defaultValue 1080 */
   outputHeight?: number;
   /** H.264 encoder; detected once per process (NVENC if it encodes, else libx264) when absent. */
   encoder?: H264Encoder;
-  /** Constant quality (x264 CRF / NVENC CQ). @defaultValue 20 */
+  /** Constant quality (x264 CRF / NVENC CQ). @defaultValue 18 (an intermediate: the encode stage re-encodes it) */
   quality?: number;
+  /** libx264 preset. @defaultValue 'superfast' (measured: bench/README.md "vcam") */
+  x264Preset?: string;
   signal?: AbortSignal;
   /** Share of frames done, in [0, 1]. */
   onProgress?: (fraction: number) => void;
@@ -34,18 +37,25 @@ export interface RenderVcamSummary {
   encoder: H264Encoder;
   elapsedMs: number;
   framesPerSecond: number;
+  /** crop commands sent (one per source frame whose integer crop changed). */
+  cropCommands: number;
+  /** how many of them changed the crop size (each re-initialises the scaler). */
+  cropSizeChanges: number;
 }
 
 /**
- * Renders the virtual camera: every source frame is decoded (ffmpeg → raw
- * BGR), cropped to the path's window at its time (interpolated between
- * analysed frames) and resized bilinearly to the output size in-process,
- * then piped into a second ffmpeg that encodes H.264 (and copies the audio,
- * re-encoded to AAC). Exact per frame, no filter-graph reconfiguration.
+ * Renders the virtual camera in one ffmpeg process: `setpts=PTS-STARTPTS`,
+ * `sendcmd` (a script with the integer crop of every source frame, see
+ * `cropCommandScript`), `crop@vcam` (exact, so odd offsets are kept),
+ * `format=yuv420p`, a fixed bicubic `scale` to the output size, H.264 (and
+ * the source audio re-encoded to AAC). No pixel passes through JavaScript.
  *
- * @throws PolyvisionError: the decode errors of `readVideoFrames`
- *   (`video_corrupt`, `video_truncated`), `input_not_video`, `clip_too_short`;
- *   `encode_failed` when the encoder fails. Both ffmpeg children die on abort or failure.
+ * ffmpeg 5.1 note: a `scale` fed directly by a `crop` whose height changes at
+ * run time stalls; the `format` filter between them avoids it (checked on Debian's 5.1.x).
+ *
+ * @throws PolyvisionError `input_not_video`, `clip_too_short` (probe);
+ *   `vcam_options_invalid` for an odd output size; `encode_failed` when ffmpeg
+ *   fails; `aborted` on abort. ffmpeg dies on abort or failure; no partial file is left.
  */
 export async function renderVirtualCamera(params: RenderVcamParams): Promise<RenderVcamSummary> {
   const started = performance.now();
@@ -56,35 +66,50 @@ export async function renderVirtualCamera(params: RenderVcamParams): Promise<Ren
     throw new PolyvisionError('vcam_options_invalid', `output size must be even for yuv420p, got ${outW}×${outH}`);
   }
   const info = await probeVideo(params.inputPath, { signal, binaries: params.binaries });
+  if (info.width !== params.path.sourceWidth || info.height !== params.path.sourceHeight) {
+    throw new PolyvisionError(
+      'vcam_options_invalid',
+      `the camera path is planned for ${params.path.sourceWidth}×${params.path.sourceHeight}, the video is ${info.width}×${info.height}`,
+    );
+  }
   const encoder = params.encoder ?? (await detectH264Encoder({ logger: params.logger ?? silentLogger }));
-  const quality = String(params.quality ?? 20);
-  const temporary = `${params.outputPath}.${process.pid}.${Date.now()}.part.mp4`;
+  const quality = String(params.quality ?? 18);
+  const stamp = `${process.pid}.${Date.now()}`;
+  const temporary = `${params.outputPath}.${stamp}.part.mp4`;
+  const scriptPath = join(dirname(params.outputPath), `vcam-crop.${stamp}.cmd`);
+  const expected = Math.max(1, info.frameCount);
+  const { script, first, commands, sizeChanges } = cropCommandScript(params.path, info.fps, expected + 2, outW, outH);
+  await writeFile(scriptPath, script);
   const codecArgs =
     encoder === 'h264_nvenc'
       ? ['-c:v', 'h264_nvenc', '-preset', 'p4', '-rc', 'vbr', '-cq', quality, '-b:v', '0']
-      : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', quality];
-  const enc = spawnChild(
+      : ['-c:v', 'libx264', '-preset', params.x264Preset ?? 'superfast', '-crf', quality];
+  const filter = [
+    'setpts=PTS-STARTPTS',
+    `sendcmd=f=${basename(scriptPath)}`,
+    `crop@vcam=w=${first.width}:h=${first.height}:x=${first.x}:y=${first.y}:exact=1`,
+    'format=yuv420p',
+    `scale=${outW}:${outH}:flags=bicubic`,
+    'setsar=1',
+  ].join(',');
+  let frames = 0;
+  const child = spawnChild(
     params.binaries?.ffmpegPath ?? resolveFfmpegPath(),
     [
       '-nostdin',
       '-v',
       'error',
-      '-f',
-      'rawvideo',
-      '-pix_fmt',
-      'bgr24',
-      '-s',
-      `${outW}x${outH}`,
-      '-r',
-      String(info.fps),
-      '-i',
-      'pipe:0',
+      '-nostats',
+      '-progress',
+      'pipe:1',
       '-i',
       params.inputPath,
       '-map',
       '0:v:0',
       '-map',
-      '1:a:0?',
+      '0:a:0?',
+      '-vf',
+      filter,
       ...codecArgs,
       '-pix_fmt',
       'yuv420p',
@@ -92,46 +117,52 @@ export async function renderVirtualCamera(params: RenderVcamParams): Promise<Ren
       'aac',
       '-b:a',
       '128k',
-      '-shortest',
       '-movflags',
       '+faststart',
       '-y',
-      temporary,
+      basename(temporary),
     ],
-    { stdin: 'pipe', stdout: 'ignore', signal, killTimeoutMs: 1000 },
+    { cwd: dirname(params.outputPath), signal, killTimeoutMs: 1000 },
   );
-  enc.done.catch(() => {});
-  const out = Buffer.alloc(outW * outH * 3);
-  let frames = 0;
-  const expected = Math.max(1, info.frameCount);
-  try {
-    for await (const frame of readVideoFrames(params.inputPath, { info, signal, binaries: params.binaries })) {
-      cropResizeBgr(frame, windowAt(params.path, frame.timeMs), outW, outH, out);
-      try {
-        await enc.write(out);
-      } catch (cause) {
-        await enc.done.catch(() => {});
-        throw new PolyvisionError('encode_failed', `the encoder stopped: ${enc.stderrTail().join(' | ')}`, { cause });
-      }
-      frames += 1;
-      if (frames % 10 === 0) params.onProgress?.(Math.min(1, frames / expected));
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => {
+    const m = /frame=(\d+)\s*$/m.exec(
+      chunk
+        .split('\n')
+        .filter((l) => l.startsWith('frame='))
+        .at(-1) ?? '',
+    );
+    if (m) {
+      frames = Number(m[1]);
+      params.onProgress?.(Math.min(1, frames / expected));
     }
-    await enc.end();
+  });
+  try {
     try {
-      await enc.done;
+      await child.done;
     } catch (cause) {
       signal?.throwIfAborted();
-      throw new PolyvisionError('encode_failed', `ffmpeg could not encode ${params.outputPath}: ${String(cause)}`, {
+      throw new PolyvisionError('encode_failed', `ffmpeg could not render ${params.outputPath}: ${String(cause)}`, {
         cause,
       });
     }
     await rename(temporary, params.outputPath);
   } catch (error) {
-    await enc.kill();
+    await child.kill();
     await rm(temporary, { force: true });
     throw error;
+  } finally {
+    await rm(scriptPath, { force: true });
   }
   params.onProgress?.(1);
   const elapsedMs = performance.now() - started;
-  return { outputPath: params.outputPath, frames, encoder, elapsedMs, framesPerSecond: frames / (elapsedMs / 1000) };
+  return {
+    outputPath: params.outputPath,
+    frames,
+    encoder,
+    elapsedMs,
+    framesPerSecond: frames / (elapsedMs / 1000),
+    cropCommands: commands,
+    cropSizeChanges: sizeChanges,
+  };
 }

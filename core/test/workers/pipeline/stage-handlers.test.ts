@@ -102,7 +102,7 @@ describe('the five stages as worker handlers on walking.mp4 (one-camera rig)', (
         run(vcamHandler({ env }, { io }), task('vcam', upstream)),
         run(analyzeHandler({ env }, { io }), task('analyze', upstream)),
       ]);
-      expect(v.result.outputs.map((o) => o.kind)).toEqual(['vcam', 'vcam-path']);
+      expect(v.result.outputs.map((o) => o.kind)).toEqual(['vcam', 'vcam-path', 'vcam-overlay']);
       expect(v.result.stats!.frames).toBe(341);
       expect(a.result.outputs[0]!.kind).toBe('analytics');
       const summary = JSON.parse(await readFile(join(root, 'store', a.result.outputs[0]!.object_key), 'utf8'));

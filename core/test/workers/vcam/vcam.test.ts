@@ -1,12 +1,20 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ffprobe } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  cropResizeBgr,
+  ballFromTracks,
+  type CameraPath,
+  chooseVcamSizing,
   measureCameraPath,
+  overlayAss,
+  pitchRegionFromImage,
   planCameraPath,
+  pointInPolygon,
+  readBallTrack,
+  renderTracksOverlay,
   renderVirtualCamera,
   windowAt,
 } from '../../../src/workers/vcam/index.ts';
@@ -20,6 +28,42 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
+
+/** Runs a command, rejecting on failure. */
+function run(command: string, args: string[]): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    execFile(command, args, { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 }, (e, stdout) =>
+      e ? reject(e) : resolve(stdout),
+    ),
+  );
+}
+
+/** Frame `k` of a video as packed RGB, after an optional filter chain (ffmpeg). */
+function rgbFrame(file: string, k: number, filter: string | null): Promise<Buffer> {
+  const vf = [`select=eq(n\\,${k})`, ...(filter ? [filter] : [])].join(',');
+  return run('ffmpeg', [
+    '-v',
+    'error',
+    '-i',
+    file,
+    '-vf',
+    vf,
+    '-frames:v',
+    '1',
+    '-f',
+    'rawvideo',
+    '-pix_fmt',
+    'rgb24',
+    '-',
+  ]);
+}
+
+function meanAbsDiff(a: Buffer, b: Buffer): number {
+  expect(a.length).toBe(b.length);
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs(a[i]! - b[i]!);
+  return sum / a.length;
+}
 
 describe('camera path', () => {
   // A 4000×1000 panorama; a group of players drifts right, the ball runs ahead of them.
@@ -41,7 +85,7 @@ describe('camera path', () => {
     }
     // It pans right with the play.
     expect(path.windows.at(-1)!.cx - path.windows[0]!.cx).toBeGreaterThan(1000);
-    const q = measureCameraPath(path, tracks);
+    const q = measureCameraPath(path, ballFromTracks(tracks));
     expect(q.framesWithBall).toBe(n);
     expect(q.ballInCropShare).toBeGreaterThan(0.95);
     expect(q.maxPanSpeed).toBeLessThanOrEqual(0.35 + 1e-6);
@@ -53,7 +97,7 @@ describe('camera path', () => {
       maxPanAccelerationShare: 10_000,
       responsiveness: 25,
     });
-    expect(measureCameraPath(jumpy, tracks).rmsJerk).toBeGreaterThan(q.rmsJerk * 5);
+    expect(measureCameraPath(jumpy, ballFromTracks(tracks)).rmsJerk).toBeGreaterThan(q.rmsJerk * 5);
   });
 
   it('holds still inside the dead zone', () => {
@@ -80,22 +124,148 @@ describe('camera path', () => {
   });
 });
 
-describe('crop and resize', () => {
-  it('samples the window exactly (integer 2× upscale of a gradient)', () => {
-    const image = { width: 8, height: 4, data: Buffer.alloc(8 * 4 * 3) };
-    for (let y = 0; y < 4; y++)
-      for (let x = 0; x < 8; x++) image.data.fill(x * 20, (y * 8 + x) * 3, (y * 8 + x) * 3 + 3);
-    const out = Buffer.alloc(4 * 2 * 3);
-    // Window x ∈ [2, 4), y ∈ [1, 2) → 4×2 output: source x = 2 + (i + 0.5)/2 − 0.5 = 1.75, 2.25, 2.75, 3.25
-    cropResizeBgr(image, { cx: 3, cy: 1.5, width: 2, height: 1 }, 4, 2, out);
-    expect([out[0], out[3], out[6], out[9]]).toEqual([35, 45, 55, 65]);
+describe('who the camera follows', () => {
+  const n = 100;
+  it('starts on the play: frames before the first tracks take the first target, not a wide shot', () => {
+    // Nobody is seen for the first 40 frames; then a group plays around x = 3000.
+    const late = [1, 2, 3].map((id) => {
+      const t = movingTrack(id, 'player', n, () => [2900 + id * 60, 500]);
+      return { ...t, frames: t.frames.filter((f) => f.frame >= 40) };
+    });
+    const path = planCameraPath(tracksFile(late, n, 25, 4000, 1000), { minCropWidthPx: 800 });
+    expect(path.follow.firstObservedFrame).toBe(40);
+    expect(path.windows[0]!.cx).toBeGreaterThan(2800);
+    expect(path.windows[0]!.width).toBeLessThan(1200);
+  });
+
+  it('counts only people on the pitch: a bench outside the pitch polygon does not pull the camera', () => {
+    const pitch = {
+      source: 'calibration' as const,
+      outline: [
+        [0, 300],
+        [4000, 300],
+        [4000, 1000],
+        [0, 1000],
+      ] as [number, number][],
+      contains: (x: number, y: number) => pointInPolygon(pitch.outline, x, y),
+    };
+    const players = [1, 2, 3, 4].map((id) => movingTrack(id, 'player', n, () => [3000 + id * 50, 700]));
+    const bench = [5, 6, 7, 8, 9, 10].map((id) => movingTrack(id, 'player', n, () => [400 + id * 30, 150]));
+    const tracks = tracksFile([...players, ...bench], n, 25, 4000, 1000);
+    const withPitch = planCameraPath(tracks, { pitch, minCropWidthPx: 800 });
+    const without = planCameraPath(tracks, { minCropWidthPx: 800 });
+    expect(withPitch.people).toEqual({ onPitch: 4 * n, total: 10 * n, pitchSource: 'calibration' });
+    expect(withPitch.windows.at(-1)!.cx).toBeGreaterThan(2800);
+    expect(without.windows.at(-1)!.cx).toBeLessThan(2500);
+    expect(measureCameraPath(withPitch, [], pitch).cropOnPitchShare).toBeGreaterThan(0.6);
+  });
+
+  it('finds the pitch from the image without calibration: the largest grass area of the median frame', async () => {
+    // Grey stands above, a green pitch with a white line below; a small green banner in the stands.
+    const clip = join(dir, 'grass.mp4');
+    await run('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=0x808080:size=640x360:rate=25:duration=1,drawbox=x=40:y=150:w=560:h=200:color=0x2E8B3A:t=fill,drawbox=x=318:y=150:w=4:h=200:color=white:t=fill,drawbox=x=20:y=20:w=60:h=20:color=0x2E8B3A:t=fill',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      clip,
+    ]);
+    const region = await pitchRegionFromImage({ inputPath: clip, sourceWidth: 640, sourceHeight: 360, frameCount: 25 });
+    expect(region?.source).toBe('grass');
+    expect(region!.contains(320, 250)).toBe(true); // on the white line, inside the pitch
+    expect(region!.contains(100, 340)).toBe(true);
+    expect(region!.contains(320, 80)).toBe(false); // stands
+    expect(region!.contains(50, 30)).toBe(false); // the green banner is not the largest component
+    expect(region!.contains(10, 250)).toBe(false);
+  });
+
+  it('takes the centre of play from detections when given: a tracker that keeps one stray track does not steer it', () => {
+    const stray = movingTrack(1, 'player', n, () => [500, 500]);
+    const crowd = Array.from({ length: n }, () =>
+      Array.from({ length: 12 }, (_, i) => [2900 + i * 20, 480, 2910 + i * 20, 520]),
+    );
+    const tracks = tracksFile([stray], n, 25, 4000, 1000);
+    expect(planCameraPath(tracks, { minCropWidthPx: 800 }).windows[50]!.cx).toBeLessThan(1000);
+    const path = planCameraPath(tracks, { minCropWidthPx: 800, peopleBoxes: crowd });
+    expect(path.windows[50]!.cx).toBeGreaterThan(2800);
+    expect(path.people.total).toBe(12 * n);
+  });
+
+  it("reads the track stage's ball-track.json (one entry per analysed frame; lost frames give no position)", async () => {
+    const file = join(dir, 'ball-track.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        format: 'polyvision.ball-track',
+        version: 1,
+        source: { width: 4000, height: 1000 },
+        analysisFps: 25,
+        frames: [
+          { frame: 0, t: 0, x: 100, y: 200, state: 'detected', score: 0.4 },
+          { frame: 1, t: 0.04, x: 110, y: 201, state: 'interpolated', score: 0 },
+          { frame: 2, t: 0.08, x: null, y: null, state: 'lost', score: 0 },
+        ],
+        summary: {},
+        options: {},
+      }),
+    );
+    const ball = await readBallTrack(file, tracksFile([], 3, 25, 4000, 1000));
+    expect(ball).toEqual([{ x: 100, y: 200, state: 'detected' }, { x: 110, y: 201, state: 'interpolated' }, undefined]);
+    await writeFile(file, '{"frames": 3}');
+    await expect(readBallTrack(file, tracksFile([], 3))).rejects.toMatchObject({ code: 'ball_track_invalid' });
+  });
+
+  it('follows the ball track when there is one, keeping it in the crop', () => {
+    const players = [1, 2, 3].map((id) => movingTrack(id, 'player', n, () => [1000 + id * 40, 500]));
+    const ball = Array.from({ length: n }, (_, f) => ({ x: 1000 + f * 25, y: 500, state: 'detected' as const }));
+    const path = planCameraPath(tracksFile(players, n, 25, 4000, 1000), { ball, minCropWidthPx: 800 });
+    expect(path.follow.ballFrames).toBe(n);
+    expect(measureCameraPath(path, ball).ballInCropShare).toBeGreaterThan(0.95);
+  });
+});
+
+describe('output size and upscale cap', () => {
+  it('follows the source and never upscales a crop more than the limit', () => {
+    const auto = chooseVcamSizing({ sourceWidth: 2880, sourceHeight: 392 });
+    expect(auto).toMatchObject({ outputWidth: 696, outputHeight: 392, sizeSource: 'auto', warning: null });
+    expect(auto.minCropWidthPx).toBeCloseTo(464, 0);
+    expect(chooseVcamSizing({ sourceWidth: 7680, sourceHeight: 2160 })).toMatchObject({
+      outputWidth: 1920,
+      outputHeight: 1080,
+      minCropWidthPx: 1280,
+    });
+    // The planner honours the narrowest crop: no window is upscaled more than 1.5×.
+    const n = 60;
+    const tracks = tracksFile([movingTrack(1, 'player', n, (f) => [1000 + f * 5, 200])], n, 25, 2880, 392);
+    const path = planCameraPath(tracks, { minCropWidthPx: auto.minCropWidthPx, aspectRatio: 696 / 392 });
+    for (const w of path.windows) expect(auto.outputWidth / w.width).toBeLessThanOrEqual(1.5 + 1e-9);
+    expect(Math.min(...path.windows.map((w) => w.width))).toBeCloseTo(464, 0);
+  });
+
+  it('keeps a configured 1080p output from a 392-pixel panorama but says so', () => {
+    const forced = chooseVcamSizing({ sourceWidth: 2880, sourceHeight: 392, outputWidth: 1920, outputHeight: 1080 });
+    expect(forced.sizeSource).toBe('configured');
+    expect(forced.worstUpscale).toBeGreaterThan(2.7);
+    expect(forced.warning).toMatch(/upscales/);
+    expect(chooseVcamSizing({ sourceWidth: 2880, sourceHeight: 392, maxUpscale: 2 }).minCropWidthPx).toBeCloseTo(
+      348,
+      0,
+    );
   });
 });
 
 describe('render', () => {
   it('renders a 1920×1080 H.264 video with the source audio', async () => {
     const input = join(dir, 'pano.mp4');
-    const { execFile } = await import('node:child_process');
     await new Promise((resolve, reject) =>
       execFile(
         'ffmpeg',
@@ -145,6 +315,111 @@ describe('render', () => {
     expect(probe.frameCount).toBe(30);
     expect(probe.streams.some((s) => s.codec_type === 'audio')).toBe(true);
     expect((await readdir(dir)).filter((f) => f.includes('.part'))).toEqual([]);
+  });
+
+  it('renders exactly the planned crop of every frame (checked against ffmpeg crops of the source)', async () => {
+    // A lossless noisy source: any wrong frame or shifted crop shows as a large difference.
+    const input = join(dir, 'pattern.mp4');
+    await run('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=1280x720:rate=25:duration=1.2,noise=alls=60:allf=t',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-qp',
+      '0',
+      '-pix_fmt',
+      'yuv420p',
+      input,
+    ]);
+    // A zooming, panning path with integer windows: frame k crops (480 − 16k + 2k, 270 − 9k, 320 + 32k, 180 + 18k).
+    const windows = Array.from({ length: 30 }, (_, k) => ({
+      cx: 640 + 2 * k,
+      cy: 360,
+      width: 320 + 32 * k,
+      height: 180 + 18 * k,
+    }));
+    const path: CameraPath = {
+      fps: 25,
+      sourceWidth: 1280,
+      sourceHeight: 720,
+      windows,
+      follow: { ballFrames: 0, playerFrames: 30, heldFrames: 0, firstObservedFrame: 0 },
+      people: { onPitch: 0, total: 0, pitchSource: 'none' },
+    };
+    const outputPath = join(dir, 'exact.mp4');
+    const summary = await renderVirtualCamera({
+      inputPath: input,
+      outputPath,
+      path,
+      encoder: 'libx264',
+      quality: 0,
+      outputWidth: 640,
+      outputHeight: 360,
+    });
+    expect(summary.frames).toBe(30);
+    const frame = (file: string, k: number, crop?: [number, number, number, number]) =>
+      rgbFrame(
+        file,
+        k,
+        crop
+          ? `crop=${crop[2]}:${crop[3]}:${crop[0]}:${crop[1]}:exact=1,format=yuv420p,scale=640:360:flags=bicubic,format=yuv420p`
+          : null,
+      );
+    for (const k of [0, 12, 27]) {
+      const rect: [number, number, number, number] = [480 - 14 * k, 270 - 9 * k, 320 + 32 * k, 180 + 18 * k];
+      const rendered = await frame(outputPath, k);
+      expect(meanAbsDiff(rendered, await frame(input, k, rect))).toBeLessThan(2);
+      // The neighbour frame's crop, or a crop 8 px off, is clearly different.
+      expect(meanAbsDiff(rendered, await frame(input, k + 1, rect))).toBeGreaterThan(10);
+      expect(meanAbsDiff(rendered, await frame(input, k, [rect[0] - 8, rect[1], rect[2], rect[3]]))).toBeGreaterThan(
+        10,
+      );
+    }
+  }, 240_000);
+
+  it('renders the tracks overlay (boxes, ids, crop window) on a downscaled panorama', async () => {
+    const input = await makeClip(join(dir, 'wide.mp4'), 'color=c=0x206020:size=2560x360:rate=25', 1);
+    const n = 25;
+    const tracks = tracksFile([movingTrack(7, 'player', n, (f) => [800 + f * 10, 200], [60, 120])], n, 25, 2560, 360);
+    const path = planCameraPath(tracks, { minCropWidthPx: 400 });
+    const ass = overlayAss({
+      width: 1280,
+      height: 180,
+      scale: 0.5,
+      tracks: tracks.tracks,
+      fps: 25,
+      frameCount: n,
+      path,
+      ball: [],
+      pitch: { source: 'none', outline: [], contains: () => true },
+    });
+    expect(ass).toContain('PlayResX: 1280');
+    expect(ass.match(/\\p1/g)?.length).toBe(2 * n);
+    const outputPath = join(dir, 'overlay.mp4');
+    const size = await renderTracksOverlay({
+      inputPath: input,
+      outputPath,
+      tracks,
+      path,
+      ball: [],
+      pitch: { source: 'none', outline: [], contains: () => true },
+      maxWidth: 1280,
+    });
+    expect(size).toEqual({ width: 1280, height: 180 });
+    const probe = await ffprobe(outputPath);
+    expect(probe.video).toMatchObject({ width: 1280, height: 180 });
+    // The crop window's red border is drawn: some pixels are strongly red on a green source.
+    const rgb = await rgbFrame(outputPath, 5, null);
+    let red = 0;
+    for (let i = 0; i < rgb.length; i += 3) if (rgb[i]! > 180 && rgb[i + 1]! < 90) red += 1;
+    expect(red).toBeGreaterThan(100);
   });
 
   it('refuses a file that is not a video and stops on abort without leftovers', async () => {

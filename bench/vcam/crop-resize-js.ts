@@ -1,8 +1,9 @@
-import type { BgrImage } from '../detect/letterbox.ts';
-import type { CropWindow } from './camera-path.ts';
+import type { BgrImage } from '../../core/src/workers/detect/letterbox.ts';
+import type { CropWindow } from '../../core/src/workers/vcam/camera-path.ts';
 
 /**
- * Crops `window` (sub-pixel, source pixels) out of a packed BGR frame and
+ * The virtual camera's former per-pixel JavaScript crop, kept as the
+ * benchmark's baseline (bench/vcam/render.ts). Crops `window` (sub-pixel, source pixels) out of a packed BGR frame and
  * resizes it bilinearly (pixel centres aligned) to `outWidth × outHeight`
  * into `out` (packed BGR, reused between frames). Samples outside the frame
  * are clamped to its edge.

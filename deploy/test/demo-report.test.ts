@@ -1,0 +1,181 @@
+/**
+ * report.html from the files of a match folder: the "check this" list flags
+ * an analysis that looks wrong (and a failed job with its reason), analytics
+ * are tables and charts (no JSON dump), the videos are embedded.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeReport } from '../src/demo/report.ts';
+import type { DemoResult } from '../src/demo/run-demo.ts';
+
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'pv-report-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+const FRAMES = 30;
+
+/** Writes a match folder: `people` confident detections per frame, `tracked` people tracks, optional ball. */
+async function matchFolder(
+  name: string,
+  o: { tracked: number; ball: boolean; cropOnPitch: number; unit: 'm' | 'px'; teams: [number, number] },
+) {
+  const dir = join(root, name);
+  const write = async (path: string, text: string) => {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), text);
+  };
+  const header = { format: 'polyvision.detections', version: 1, analysisFps: 10, source: { width: 2880, height: 392 } };
+  const frames = Array.from({ length: FRAMES }, (_, frame) =>
+    JSON.stringify({
+      frame,
+      tMs: frame * 100,
+      detections: Array.from({ length: 20 }, () => ({ class: 'player', score: 0.8, box: [0, 0, 10, 20] })),
+    }),
+  );
+  await write('detect/detections.jsonl', `${[JSON.stringify(header), ...frames].join('\n')}\n`);
+  const track = (id: number, cls: string) => ({
+    id,
+    class: cls,
+    frames: Array.from({ length: FRAMES }, (_, frame) => ({
+      frame,
+      tMs: frame * 100,
+      box: [0, 0, 10, 20],
+      score: 0.8,
+    })),
+  });
+  const tracks = Array.from({ length: o.tracked }, (_, i) => track(i + 1, 'player'));
+  if (o.ball) tracks.push(track(99, 'ball'));
+  await write(
+    'track/tracks.json',
+    JSON.stringify({ format: 'polyvision.tracks', version: 1, frameCount: FRAMES, tracks }),
+  );
+  await write(
+    'vcam/camera-path.json',
+    JSON.stringify({
+      quality: {
+        ballInCropShare: o.ball ? 0.97 : null,
+        framesWithBall: o.ball ? FRAMES : 0,
+        cropOnPitchShare: o.cropOnPitch,
+      },
+      output: {
+        outputWidth: 696,
+        outputHeight: 392,
+        sizeSource: 'auto',
+        worstUpscale: 1.5,
+        maxUpscale: 1.5,
+        warning: null,
+      },
+      ballSource: o.ball ? 'tracks' : 'none',
+      pitch: { source: 'calibration' },
+      people: { onPitch: o.tracked * FRAMES, total: o.tracked * FRAMES },
+      follow: {
+        ballFrames: o.ball ? FRAMES : 0,
+        playerFrames: o.ball ? 0 : FRAMES,
+        heldFrames: 0,
+        firstObservedFrame: 0,
+      },
+    }),
+  );
+  const ids = Array.from({ length: o.teams[0] + o.teams[1] }, (_, i) => i + 1);
+  await write(
+    'analyze/summary.json',
+    JSON.stringify({
+      unit: o.unit,
+      durationSeconds: 3,
+      teams: {
+        A: { colour: [200, 30, 30], players: ids.slice(0, o.teams[0]) },
+        B: { colour: [30, 30, 200], players: ids.slice(o.teams[0]) },
+      },
+      players: ids.map((id) => ({
+        trackId: id,
+        class: 'player',
+        team: id <= o.teams[0] ? 'A' : 'B',
+        durationSeconds: 3,
+        distance: 10 + id,
+        maxSpeed: 4.5,
+        meanSpeed: 3.3,
+        sprints: id === 1 ? 2 : 0,
+      })),
+    }),
+  );
+  return dir;
+}
+
+function result(outDir: string, failure: DemoResult['failure']): DemoResult {
+  return {
+    matchId: 'm-1',
+    outDir,
+    services: { bus: 'memory', database: 'pglite', redis: 'memory' },
+    job: { job_id: 'job-1', status: failure ? 'failed' : 'completed', stages: [] },
+    timings: [],
+    placements: [],
+    stored: [],
+    executions: {},
+    panorama: { stitched: true },
+    panoramaPlacement: null,
+    leaders: { capacityMonitor: null, orchestratorPartitions: {}, workers: [] },
+    analysisFps: 10,
+    failure,
+    totalMs: 1000,
+    outputs: {
+      panorama: 'panorama.mp4',
+      vcam: failure ? null : 'vcam/vcam.mp4',
+      cameraPath: 'vcam/camera-path.json',
+      overlay: failure ? null : 'vcam/overlay.mp4',
+      ballTrack: null,
+      hlsMaster: null,
+      hlsPlaylists: [],
+      poster: null,
+      detections: 'detect/detections.jsonl',
+      tracks: 'track/tracks.json',
+      analytics: 'analyze/summary.json',
+      heatmaps: [],
+      files: [],
+    },
+  } as unknown as DemoResult;
+}
+
+const checksOf = (html: string) => [...html.matchAll(/data-check="([a-z-]+)"/g)].map((m) => m[1]);
+
+describe('report.html', () => {
+  it('says what looks wrong, and why a failed job has no video', async () => {
+    const dir = await matchFolder('bad', { tracked: 4, ball: false, cropOnPitch: 0.3, unit: 'px', teams: [3, 20] });
+    const html = await readFile(
+      await writeReport(result(dir, { stage: 'vcam', reason: 'job job-1 failed: stage vcam failed: {"code":"x"}' })),
+      'utf8',
+    );
+    expect(checksOf(html)).toEqual([
+      'job-failed',
+      'tracks-below-detections',
+      'no-ball',
+      'crop-off-pitch',
+      'teams-unbalanced',
+      'pixels',
+    ]);
+    expect(html).toContain('stage vcam failed');
+    expect(html).toMatch(/<h2 id="vcam">Virtual camera<\/h2>\s*<p><em>missing<\/em>/);
+    // Analytics as a table and a chart, never a raw JSON dump.
+    expect(html).not.toContain('<pre>');
+    expect(html.match(/<tr><td class="num">\d+<\/td><td>player<\/td>/g)).toHaveLength(23);
+    expect(html).toContain('<svg class="chart"');
+    expect(html).toContain('image pixels (no calibration: no sprint counts)');
+  });
+
+  it('shows the videos and no warnings for an analysis that looks right', async () => {
+    const dir = await matchFolder('good', { tracked: 20, ball: true, cropOnPitch: 0.9, unit: 'm', teams: [11, 11] });
+    const html = await readFile(await writeReport(result(dir, null)), 'utf8');
+    expect(checksOf(html)).toEqual([]);
+    expect(html).toContain('Nothing looks wrong');
+    expect(html).toContain('<video controls muted src="vcam/vcam.mp4"');
+    expect(html).toContain('<video controls muted src="vcam/overlay.mp4"');
+    expect(html).toContain('97.0 % of 30 frames with a ball');
+    // Sprints are shown in metres: team A's total is player 1's 2 sprints.
+    expect(html).toMatch(/A<\/td><td class="num">11<\/td><td class="num">[\d.]+<\/td><td class="num">2<\/td>/);
+  });
+});
