@@ -78,7 +78,19 @@ export async function startOrchestratorService(
         coefficient: 2,
         maxMs: config.ORCHESTRATOR_RETRY_MAX_MS,
       },
-      stageDeadlineMs: config.ORCHESTRATOR_STAGE_DEADLINE_MS,
+      scheduleToStartMs: {
+        normal: config.ORCHESTRATOR_SCHEDULE_TO_START_MS,
+        high: config.ORCHESTRATOR_SCHEDULE_TO_START_HIGH_MS,
+      },
+      startToCloseMs: {
+        stitch: config.ORCHESTRATOR_START_TO_CLOSE_MS,
+        detect: config.ORCHESTRATOR_START_TO_CLOSE_MS,
+        track: config.ORCHESTRATOR_START_TO_CLOSE_MS,
+        vcam: config.ORCHESTRATOR_START_TO_CLOSE_MS,
+        analyze: config.ORCHESTRATOR_START_TO_CLOSE_MS,
+        encode: config.ORCHESTRATOR_START_TO_CLOSE_MS,
+      },
+      retryWindowMs: config.ORCHESTRATOR_RETRY_WINDOW_MS,
       relayPollIntervalMs: config.ORCHESTRATOR_RELAY_POLL_INTERVAL_MS,
     },
   });
@@ -99,7 +111,7 @@ export async function startOrchestratorService(
     logger,
   });
   const app = new Hono();
-  app.route('/', jobRoutes(connections.db));
+  app.route('/', jobRoutes(connections.db, { retryWindowMs: orchestrator.tuning.retryWindowMs }));
   app.route('/', metricsRoute(registry));
   app.route(
     '/',
