@@ -7,7 +7,7 @@ import {
   serve,
 } from '@polyvision/shared';
 import { Hono } from 'hono';
-import { polyvisionTopicSpecs } from '../../bus/topics.ts';
+import { ensurePolyvisionTopics } from '../../bus/topics.ts';
 import { jobRoutes } from '../http/job-routes.ts';
 import {
   type IdempotencyCache,
@@ -48,7 +48,13 @@ export async function startOrchestratorService(
     logger,
     'polyvision-orchestrator',
   );
-  await connections.bus.ensureTopics(polyvisionTopicSpecs(config.POLYVISION_TOPIC_PREFIX));
+  try {
+    await ensurePolyvisionTopics(connections.bus, config.POLYVISION_TOPIC_PREFIX, logger);
+  } catch (error) {
+    // Wrong topics (or no broker): say so and leave nothing open, so the process exits.
+    await connections.close().catch(() => {});
+    throw error;
+  }
   const idempotency: IdempotencyCache = connections.redis
     ? new RedisIdempotencyCache(connections.redis, config.REDIS_KEY_PREFIX)
     : new MemoryIdempotencyCache();
