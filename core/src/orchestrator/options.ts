@@ -49,6 +49,15 @@ export interface OrchestratorTuning {
   relayBatchSize: number;
   /** Backoff before a message whose handling failed (database down) is tried again. @defaultValue 500 */
   handlerRetryBackoffMs: number;
+  /** Backoff cap of a command whose handling keeps failing (doubling from `handlerRetryBackoffMs`). @defaultValue 5_000 */
+  handlerRetryMaxBackoffMs: number;
+  /**
+   * Tries of a command that fails with a non-retriable error (a bug, a
+   * constraint violation) before it goes to the DLQ with that error.
+   * Retriable errors (database down) are retried for as long as they last.
+   * @defaultValue 5
+   */
+  poisonMaxAttempts: number;
   /** How often `consumer_lag` is refreshed. @defaultValue 5_000 */
   lagPollIntervalMs: number;
 }
@@ -76,6 +85,8 @@ export const ORCHESTRATOR_DEFAULTS: Readonly<Omit<OrchestratorTuning, 'instanceI
   relayPollIntervalMs: 250,
   relayBatchSize: 500,
   handlerRetryBackoffMs: 500,
+  handlerRetryMaxBackoffMs: 5_000,
+  poisonMaxAttempts: 5,
   lagPollIntervalMs: 5_000,
 });
 
@@ -95,6 +106,8 @@ const tuningSchema = z.object({
   relayPollIntervalMs: positive,
   relayBatchSize: positive,
   handlerRetryBackoffMs: positive,
+  handlerRetryMaxBackoffMs: positive,
+  poisonMaxAttempts: z.number().int().min(1).max(1_000),
   lagPollIntervalMs: positive,
 });
 

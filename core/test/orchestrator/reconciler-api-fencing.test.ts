@@ -122,6 +122,36 @@ describe(`reconciler, jobs API and fencing (${driver.name})`, () => {
     expect(await claims.renew(attempt1, 'dead-worker', 500)).toBe(false);
   });
 
+  it('flags a running stage whose worker heartbeats but reports no progress for longer than allowed', async () => {
+    const h = await world();
+    await h.startOrchestrator();
+    await h.startWorker({ sleepMs: 60_000 });
+    const jobId = await h.client.submit({
+      organization_id: 'acme',
+      match_id: 'stalled',
+      inputs: [PANORAMA],
+      stages: ['detect'],
+    });
+    await waitFor(async () => (await stageRow(h, jobId, 'detect'))?.status === 'running');
+    const producer = h.bus.createProducer();
+    cleanups.push(() => producer.close());
+    const reconciler = new Reconciler({
+      db: h.db,
+      client: new JobCommandClient(producer, h.prefix),
+      stallAfterMs: 300,
+    });
+    const report = await waitFor(
+      async () => {
+        const r = await reconciler.reconcile();
+        return r.stalledStages.length > 0 ? r : null;
+      },
+      { timeoutMs: 20_000, intervalMs: 200 },
+    );
+    expect(report.stalledStages[0]).toMatchObject({ job_id: jobId, stage: 'detect', attempt: 1 });
+    expect(report.stalledStages[0]!.silentMs).toBeGreaterThanOrEqual(300);
+    expect(report.overdueStages).toBe(0); // its claim is alive: flagged, not failed
+  });
+
   it('retries input_unavailable with backoff beyond max attempts while the retry window lasts, and says what the stage waits for', async () => {
     const h = await world();
     await h.startOrchestrator({

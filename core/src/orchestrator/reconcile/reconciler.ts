@@ -15,6 +15,12 @@ export interface ReconcileReport {
   /** Stage attempts reported lost or timed out (retried by their owner), by code. */
   overdueStages: number;
   overdueByCode: Partial<Record<StageTimeoutCode, number>>;
+  /**
+   * Running attempts whose worker still heartbeats (claim alive) but whose
+   * progress has not moved for longer than `stallAfterMs`: flagged (logged,
+   * counted), not failed — start-to-close bounds them.
+   */
+  stalledStages: Array<{ job_id: string; stage: string; attempt: number; silentMs: number }>;
   prunedProcessedMessages: number;
   prunedOutboxRows: number;
   prunedClaims: number;
@@ -49,12 +55,23 @@ export class Reconciler {
   readonly #client: JobCommandClient;
   readonly #logger: Logger;
   readonly #batchSize: number;
+  readonly #stallAfterMs: number;
 
-  constructor(options: { db: Database; client: JobCommandClient; logger?: Logger; batchSize?: number }) {
+  /**
+   * @param options.stallAfterMs - a running attempt without a progress report for this long is flagged. @defaultValue 600_000
+   */
+  constructor(options: {
+    db: Database;
+    client: JobCommandClient;
+    logger?: Logger;
+    batchSize?: number;
+    stallAfterMs?: number;
+  }) {
     this.#db = options.db;
     this.#client = options.client;
     this.#logger = options.logger ?? silentLogger;
     this.#batchSize = options.batchSize ?? 500;
+    this.#stallAfterMs = options.stallAfterMs ?? 600_000;
   }
 
   /** One pass. @throws PolyvisionError `db_error` when the database is unreachable. */
@@ -110,6 +127,25 @@ export class Reconciler {
         error: { code: row.code, message: TIMEOUT_MESSAGES[row.code], retriable: true },
       });
     }
+    const stalled = await this.#db.query<{ job_id: string; stage: string; attempt: number; silent_ms: number }>(
+      `SELECT s.job_id, s.stage, s.attempt,
+         (extract(epoch FROM now() - COALESCE(s.heartbeat_at, s.started_at)) * 1000)::double precision AS silent_ms
+       FROM job_stages s JOIN jobs j ON j.job_id = s.job_id
+       JOIN stage_claims c ON c.task_message_id = s.task_message_id AND c.status = 'processing'
+       WHERE j.status = 'running' AND s.status = 'running'
+         AND COALESCE(s.heartbeat_at, s.started_at) < now() - ($1::double precision * interval '1 millisecond')
+       ORDER BY 4 DESC LIMIT $2`,
+      [this.#stallAfterMs, this.#batchSize],
+    );
+    const stalledStages = stalled.rows.map((r) => ({
+      job_id: r.job_id,
+      stage: r.stage,
+      attempt: r.attempt,
+      silentMs: Math.round(Number(r.silent_ms)),
+    }));
+    if (stalledStages.length > 0) {
+      this.#logger.warn({ stalled: stalledStages.slice(0, 20) }, 'reconciler: running stages without progress');
+    }
     const processed = await this.#db.query(
       `DELETE FROM processed_messages WHERE processed_at < now() - interval '7 days'`,
     );
@@ -120,6 +156,7 @@ export class Reconciler {
     const report = {
       overdueStages: overdue.rows.length,
       overdueByCode: byCode,
+      stalledStages,
       prunedProcessedMessages: processed.rowCount,
       prunedOutboxRows: outbox.rowCount,
       prunedClaims: claims.rowCount,

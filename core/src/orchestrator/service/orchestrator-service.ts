@@ -97,6 +97,7 @@ export async function startOrchestratorService(
         encode: config.ORCHESTRATOR_START_TO_CLOSE_MS,
       },
       retryWindowMs: config.ORCHESTRATOR_RETRY_WINDOW_MS,
+      poisonMaxAttempts: config.ORCHESTRATOR_POISON_MAX_ATTEMPTS,
       relayPollIntervalMs: config.ORCHESTRATOR_RELAY_POLL_INTERVAL_MS,
     },
   });
@@ -106,6 +107,7 @@ export async function startOrchestratorService(
     db: connections.db,
     client: new JobCommandClient(producer, config.POLYVISION_TOPIC_PREFIX),
     logger,
+    stallAfterMs: config.ORCHESTRATOR_STALL_AFTER_MS,
   });
   const schedule = startReconcilerLeadership({
     reconciler,
@@ -125,6 +127,14 @@ export async function startOrchestratorService(
       ready: {
         database: () => connections.db.query('SELECT 1'),
         partitions: () => orchestrator.ownedPartitions().length > 0,
+        // An assigned partition this replica cannot claim: its jobs stand still until it can.
+        partitions_claimed: () => {
+          const problems = orchestrator.claimProblems();
+          if (problems.length > 0) {
+            const list = problems.map((p) => `${p.partition} (${p.failures}× for ${p.sinceMs} ms: ${p.error})`);
+            throw new Error(`partitions not claimed: ${list.join('; ')}`);
+          }
+        },
       },
     }),
   );
