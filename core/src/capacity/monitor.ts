@@ -72,8 +72,8 @@ export interface CapacityMonitorStatus {
  * The capacity monitor of seed capacity-management-migration-plan.md, Phase 1:
  *
  * - Every replica campaigns for `capacity_monitor:leader_lock` (value =
- *   instance id, lease `CAPACITY_MONITOR_LEADER_TTL`, renewed at lease/3 by
- *   {@link Elections}). Only the leader polls `GET /api/v1/capacity` of each
+ *   instance id, lease `CAPACITY_MONITOR_LEADER_TTL`, renewed every
+ *   `CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL` by {@link Elections}). Only the leader polls `GET /api/v1/capacity` of each
  *   SE, on an adaptive schedule per SE (poll-state.ts), at most
  *   `CAPACITY_MONITOR_POLL_CONCURRENCY` at once, with `If-None-Match` and
  *   `CAPACITY_MONITOR_HTTP_RETRIES` retries backing off 2 s, 4 s, 8 s
@@ -225,7 +225,9 @@ export class AdaptiveCapacityMonitor {
       const startedAt = performance.now();
       let leadership: Leadership | null = null;
       try {
-        leadership = await elections.acquire(this.#leaderKey, instanceId, settings.leaderTtlMs);
+        leadership = await elections.acquire(this.#leaderKey, instanceId, settings.leaderTtlMs, {
+          renewIntervalMs: settings.leaderRenewalIntervalMs,
+        });
         this.#metrics.lockAcquisition.observe(
           { result: leadership ? 'acquired' : 'held_by_other' },
           (performance.now() - startedAt) / 1000,
@@ -284,7 +286,7 @@ export class AdaptiveCapacityMonitor {
    * `renewed` transitions (the record's TTL went up since the last look),
    * and stops polling at once (`lost`) when the record names another
    * instance or term. A leader that cannot confirm its renewals needs no
-   * watch here: its leadership aborts itself at the renew deadline (3/4 of
+   * watch here: its leadership aborts itself at the renew deadline (2/3 of
    * the lease after the last confirmed renewal was sent), whatever the store
    * does (shared/src/leadership/held-leadership.ts).
    */
