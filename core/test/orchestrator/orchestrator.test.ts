@@ -88,7 +88,7 @@ for (const { bus: busKind, driver, skip } of worlds) {
         expect(all).toEqual([...Array(12).keys()]);
         await h.startWorker({ sleepMs: 40 });
         const ids = await h.submit(30);
-        await waitFor(async () => (await h.executions(ids)).size > 20);
+        await waitFor(async () => (await h.executions(ids)).size > 20, { timeoutMs: 60_000 }); // PGlite on a busy host is slow
         // kill -9 of one replica: its consumer vanishes without committing; its handlers become zombies.
         const victim = replicas[1]!;
         await victim.crashForTest();
