@@ -193,6 +193,13 @@ export class WorkerRuntime {
       });
       return;
     }
+    if (this.#running.has(task.message_id)) {
+      // Handed again while this worker still runs it (the group rebalanced meanwhile): wait, uncommitted,
+      // until the run ends; then the stored result is re-sent.
+      throw new PolyvisionError('task_running_here', `task ${task.message_id} is running on this worker`, {
+        retriable: true,
+      });
+    }
     const leaseMs = this.#leaseMs;
     const claim = await this.#options.claims.claim(task, this.workerId, leaseMs);
     if (claim.state === 'stale') {
