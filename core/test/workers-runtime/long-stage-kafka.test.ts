@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTestKafka, type TestKafka, waitFor } from '../../../test/support/index.ts';
 import { KafkaBus } from '../../src/bus/kafka/kafka-bus.ts';
 import { testDatabaseDrivers } from '../orchestrator/support/databases.ts';
-import { Harness, PANORAMA } from '../orchestrator/support/harness.ts';
+import { Harness } from '../orchestrator/support/harness.ts';
 
 const kafkaBrokers = process.env.KAFKA_BROKERS;
 const pg = testDatabaseDrivers.find((d) => d.name === 'pg')!;

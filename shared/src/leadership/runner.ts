@@ -113,7 +113,7 @@ export class LeadershipRunner {
   }
 
   async #launch(): Promise<AbortSignal> {
-    const { elections, key, value, leaseMs, acquireTimeoutMs, retryIntervalMs, clock, logger } = this.#options;
+    const { elections, key, value, leaseMs, acquireTimeoutMs, retryIntervalMs, clock } = this.#options;
     const timeout = new AbortController();
     const cancelTimeout = clock.setTimer(() => timeout.abort(), acquireTimeoutMs);
     try {
