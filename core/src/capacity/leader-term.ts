@@ -83,7 +83,13 @@ async function watchRecord(options: LeaderTermOptions, signal: AbortSignal): Pro
     await abortableSleep(options.watchIntervalMs, signal).catch(() => undefined);
     if (signal.aborted) return;
     const sentAt = Date.now();
-    const record = await options.store.get(options.key).catch(() => null);
+    // Raced with the signal: with Redis down the read may hang, and a watch that does not return
+    // after a loss would trip the runner's killer.
+    const record = await untilAborted(
+      options.store.get(options.key).catch(() => null),
+      signal,
+    );
+    if (signal.aborted) return;
     if (record?.value === options.instanceId && record.term === options.leadership.term) {
       if (last && record.ttlMs > last.ttlMs - (sentAt - last.atMs) + 20) options.onRenewed();
       last = { ttlMs: record.ttlMs, atMs: sentAt };
@@ -99,4 +105,23 @@ async function watchRecord(options: LeaderTermOptions, signal: AbortSignal): Pro
       return;
     }
   }
+}
+
+/** `promise`'s value, or undefined as soon as `signal` aborts (the promise is left to settle alone). */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise<T | undefined>((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }

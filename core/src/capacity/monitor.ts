@@ -14,7 +14,7 @@ import {
 import type { Dispatcher } from 'undici';
 import type { CachedCapacity, CapacityCache } from './capacity-cache.ts';
 import { type CapacityPoll, type FetchCapacityOptions, fetchCapacity, pollErrorType } from './capacity-client.ts';
-import { runLeaderTerm } from './leader-term.ts';
+import { runLeaderTerm, untilAborted } from './leader-term.ts';
 import { type CapacityMetrics, createCapacityMetrics } from './metrics.ts';
 import type { CapacityMonitorSettings } from './options.ts';
 import {
@@ -370,7 +370,12 @@ export class AdaptiveCapacityMonitor {
     const ids = this.#o.storageElements.map((se) => se.storage_id);
     while (!stop.aborted) {
       try {
-        const [entries, health] = await Promise.all([this.#o.cache.readMany(ids), this.#o.cache.readHealthMany(ids)]);
+        const read = await untilAborted(
+          Promise.all([this.#o.cache.readMany(ids), this.#o.cache.readHealthMany(ids)]),
+          stop,
+        );
+        if (!read) return undefined; // stopped while Redis did not answer
+        const [entries, health] = read;
         return new Map(ids.map((id) => [id, seededPollState(this.#settings, entries.get(id), health.get(id))]));
       } catch (error) {
         this.#logger.warn({ err: error }, 'capacity monitor: cannot read the cache to seed poll states; retrying');

@@ -19,7 +19,8 @@ const worlds = [
 ];
 
 for (const { bus: busKind, driver, skip } of worlds) {
-  describe.skipIf(skip)(`orchestrator on the ${busKind} bus, ${driver.name}`, () => {
+  // PGlite (WASM, in-process) on a loaded 2-core host needs more than the default 60 s per test.
+  describe.skipIf(skip)(`orchestrator on the ${busKind} bus, ${driver.name}`, { timeout: 180_000 }, () => {
     let harness: Harness;
     let drop: () => Promise<void>;
     let bus: MessageBus;
