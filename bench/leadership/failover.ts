@@ -2,6 +2,11 @@
  * Leader failover on real Redis with 3 contender processes (issue 2, benchmark).
  *
  *   node bench/leadership/failover.ts [--quick]
+ *   node bench/leadership/failover.ts --lease 30000 [--reps 5]   # one lease, no stall arms
+ *
+ * `--lease 30000` measures the lease the services ship (the capacity
+ * monitor's `CAPACITY_MONITOR_LEADER_TTL` = 30 s, the reconciler's 30 s) with
+ * their follower retry (lease/10) and renewals (lease/3).
  *
  * Starts a private redis-server on a free loopback port (so that pausing it
  * stalls nobody else), then for each lease:
@@ -21,13 +26,32 @@ import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_LEASE_MS, defaultRetryIntervalMs } from '../../shared/src/leadership/index.ts';
+import {
+  DEFAULT_LEASE_MS,
+  DEFAULT_RENEW_DEADLINE_RATIO,
+  defaultRetryIntervalMs,
+} from '../../shared/src/leadership/index.ts';
 import { type RunningChild, spawnChild } from '../../shared/src/process/index.ts';
 import { Redis } from './redis-client.ts';
 
 const quick = process.argv.includes('--quick');
+const argValue = (name: string): number | undefined => {
+  const at = process.argv.indexOf(name);
+  if (at < 0) return undefined;
+  const value = Number(process.argv[at + 1]);
+  if (!Number.isInteger(value) || value <= 0) {
+    process.stderr.write(`${name} needs a positive integer (milliseconds or a count)\n`);
+    process.exit(2);
+  }
+  return value;
+};
+const onlyLeaseMs = argValue('--lease');
+const repsArg = argValue('--reps');
 const here = new URL('.', import.meta.url);
-const resultsPath = new URL(`../results/leadership-failover${quick ? '.quick' : ''}.json`, import.meta.url);
+const resultsPath = new URL(
+  `../results/leadership-failover${onlyLeaseMs ? `.lease-${onlyLeaseMs}` : ''}${quick ? '.quick' : ''}.json`,
+  import.meta.url,
+);
 
 interface ContenderEvent {
   event: 'ready' | 'leader' | 'lost' | 'released';
@@ -282,7 +306,7 @@ async function stallArm(
         await sleep(stallMs);
         redis.child.child.kill('SIGCONT');
       }
-      // A loss shows within the renew deadline (3/4 lease) after the stall ends.
+      // A loss shows within the renew deadline (2/3 lease) after the stall ends.
       await sleep(Math.max(800, leaseMs * 0.8));
       process.stdout.write(
         `  stall ${method} lease ${leaseMs} ms ${s + 1}/${stalls}: leader ${field.currentLeader()}\n`,
@@ -307,9 +331,9 @@ async function stallArm(
 async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const redis = await startRedis();
-  const leases = [2_000, DEFAULT_LEASE_MS, 10_000];
+  const leases = onlyLeaseMs ? [onlyLeaseMs] : [2_000, DEFAULT_LEASE_MS, 10_000];
   const reps = (leaseMs: number, kind: 'crash' | 'graceful'): number =>
-    quick ? 3 : kind === 'crash' && leaseMs >= 10_000 ? 10 : 20;
+    repsArg ?? (quick ? 3 : kind === 'crash' && leaseMs >= 10_000 ? 10 : 20);
   const arms: ArmResult[] = [];
   const stallResults: StallResult[] = [];
   try {
@@ -318,7 +342,7 @@ async function main(): Promise<void> {
         arms.push(await failoverArm(redis.url, leaseMs, kind, reps(leaseMs, kind)));
       }
     }
-    for (const leaseMs of [2_000, DEFAULT_LEASE_MS]) {
+    for (const leaseMs of onlyLeaseMs ? [] : [2_000, DEFAULT_LEASE_MS]) {
       for (const method of ['client-pause', 'sigstop'] as const) {
         stallResults.push(await stallArm(redis, leaseMs, method, quick ? 2 : 8));
       }
@@ -341,14 +365,14 @@ async function main(): Promise<void> {
   const def = { crash: byArm(DEFAULT_LEASE_MS, 'crash'), graceful: byArm(DEFAULT_LEASE_MS, 'graceful') };
   const result = {
     benchmark: 'leadership-failover',
-    command: `node bench/leadership/failover.ts${quick ? ' --quick' : ''}`,
+    command: `node bench/leadership/failover.ts${quick ? ' --quick' : ''}${onlyLeaseMs ? ` --lease ${onlyLeaseMs}` : ''}${repsArg ? ` --reps ${repsArg}` : ''}`,
     startedAt,
     finishedAt: new Date().toISOString(),
     host: { cpus: cpus().length, node: process.version, redis: redis.version },
     defaults: {
       leaseMs: DEFAULT_LEASE_MS,
       renewIntervalMs: DEFAULT_LEASE_MS / 3,
-      renewDeadlineMs: DEFAULT_LEASE_MS * 0.75,
+      renewDeadlineMs: Math.floor(DEFAULT_LEASE_MS * DEFAULT_RENEW_DEADLINE_RATIO),
     },
     anchors,
     ratios: {

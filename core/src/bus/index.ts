@@ -8,4 +8,5 @@ export * from './kafka/kafka-bus.ts';
 export * from './memory/memory-bus.ts';
 export * from './message-bus.ts';
 export * from './murmur2.ts';
+export * from './topic-verification.ts';
 export * from './topics.ts';

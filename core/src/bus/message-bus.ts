@@ -103,6 +103,20 @@ export interface BusProducer {
 export interface TopicSpec {
   topic: string;
   partitions: number;
+  /**
+   * The partition count is part of a contract (keys are placed by
+   * `murmur2(key) % partitions` and the partition is stored with the data, as
+   * for `jobs.commands`): the topic must have exactly this many, and may be
+   * grown only while nothing was ever written to it. @defaultValue false
+   */
+  exact?: boolean;
+}
+
+/** What the broker holds for a topic. */
+export interface TopicState {
+  partitions: number;
+  /** Messages ever written: the sum of the partitions' high watermarks (0: never used). */
+  messagesWritten: number;
 }
 
 export interface MessageBus {
@@ -112,6 +126,10 @@ export interface MessageBus {
   createConsumer(options: ConsumerOptions): BusConsumer;
   /** Creates the topics that do not exist; existing ones are left as they are. */
   ensureTopics(specs: TopicSpec[]): Promise<void>;
+  /** Partition count and use of the topics that exist (missing ones are absent from the map). */
+  describeTopics(topics: string[]): Promise<Map<string, TopicState>>;
+  /** Adds partitions to `topic` up to `partitions` in all (Kafka cannot remove any). */
+  growTopic(topic: string, partitions: number): Promise<void>;
   /** Deletes topics (tests clean up after themselves). */
   deleteTopics(topics: string[]): Promise<void>;
   /** Committed-offset lag of a group, per `topic:partition` (high watermark − committed). */

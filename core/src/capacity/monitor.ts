@@ -14,6 +14,7 @@ import {
 import type { Dispatcher } from 'undici';
 import type { CachedCapacity, CapacityCache } from './capacity-cache.ts';
 import { type CapacityPoll, type FetchCapacityOptions, fetchCapacity, pollErrorType } from './capacity-client.ts';
+import { runLeaderTerm, untilAborted } from './leader-term.ts';
 import { type CapacityMetrics, createCapacityMetrics } from './metrics.ts';
 import type { CapacityMonitorSettings } from './options.ts';
 import {
@@ -46,6 +47,11 @@ export interface AdaptiveCapacityMonitorOptions {
   leaderKey?: string;
   logger?: Logger;
   dispatcher?: Dispatcher;
+  /**
+   * Called when the poll loop has not stopped within lease/4 after a lost
+   * leadership (the LeadershipRunner's killer). @defaultValue () => process.exit(1)
+   */
+  kill?: () => void;
   /** The poll itself, replaceable in benchmarks. @defaultValue fetchCapacity */
   fetch?: (se: StorageElementConfig, options: FetchCapacityOptions) => Promise<CapacityPoll>;
 }
@@ -72,8 +78,8 @@ export interface CapacityMonitorStatus {
  * The capacity monitor of seed capacity-management-migration-plan.md, Phase 1:
  *
  * - Every replica campaigns for `capacity_monitor:leader_lock` (value =
- *   instance id, lease `CAPACITY_MONITOR_LEADER_TTL`, renewed at lease/3 by
- *   {@link Elections}). Only the leader polls `GET /api/v1/capacity` of each
+ *   instance id, lease `CAPACITY_MONITOR_LEADER_TTL`, renewed every
+ *   `CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL` by {@link Elections}). Only the leader polls `GET /api/v1/capacity` of each
  *   SE, on an adaptive schedule per SE (poll-state.ts), at most
  *   `CAPACITY_MONITOR_POLL_CONCURRENCY` at once, with `If-None-Match` and
  *   `CAPACITY_MONITOR_HTTP_RETRIES` retries backing off 2 s, 4 s, 8 s
@@ -85,6 +91,10 @@ export interface CapacityMonitorStatus {
  * - {@link triggerLazyUpdate}: on a 507 the SE is marked full at once and
  *   refreshed now — by the leader's loop, or by a follower itself under a
  *   short Redis lock so that a burst of 507s costs one request.
+ *
+ * Each leadership term runs under the shared `LeadershipRunner`
+ * (leader-term.ts): a lost lock aborts the poll loop and, if it has not
+ * stopped within lease/4, the runner's killer ends the process.
  *
  * Start with {@link start}; stop with {@link close} (releases leadership).
  */
@@ -225,7 +235,9 @@ export class AdaptiveCapacityMonitor {
       const startedAt = performance.now();
       let leadership: Leadership | null = null;
       try {
-        leadership = await elections.acquire(this.#leaderKey, instanceId, settings.leaderTtlMs);
+        leadership = await elections.acquire(this.#leaderKey, instanceId, settings.leaderTtlMs, {
+          renewIntervalMs: settings.leaderRenewalIntervalMs,
+        });
         this.#metrics.lockAcquisition.observe(
           { result: leadership ? 'acquired' : 'held_by_other' },
           (performance.now() - startedAt) / 1000,
@@ -243,6 +255,7 @@ export class AdaptiveCapacityMonitor {
     }
   }
 
+  /** One term as leader: the poll loop under the shared LeadershipRunner (leader-term.ts). */
   async #lead(leadership: Leadership): Promise<void> {
     const { instanceId } = this.#o;
     this.#leadership = leadership;
@@ -250,63 +263,47 @@ export class AdaptiveCapacityMonitor {
     this.#metrics.leaderState.set({ instance_id: instanceId }, 1);
     this.#metrics.leaderTransitions.inc({ instance_id: instanceId, transition_type: 'acquired' });
     this.#logger.info({ term: leadership.term }, 'capacity monitor: leader');
-    const lost = new AbortController();
-    this.#lost = lost;
-    const stop = AbortSignal.any([leadership.signal, this.#closing.signal, lost.signal]);
-    const onStop = () => this.#wake();
-    stop.addEventListener('abort', onStop, { once: true });
-    const watch = this.#watchLeadership(leadership, stop, lost);
+    const termOver = new AbortController();
+    this.#lost = termOver;
+    let problem: unknown = null;
     try {
-      await this.#pollLoop(leadership.term, stop);
+      problem = await runLeaderTerm({
+        leadership,
+        elections: this.#o.elections,
+        store: this.#o.store,
+        key: this.#leaderKey,
+        instanceId,
+        leaseMs: this.#settings.leaderTtlMs,
+        watchIntervalMs: Math.max(
+          10,
+          Math.min(this.#settings.leaderRenewalIntervalMs, Math.floor(this.#settings.leaderTtlMs / 6)),
+        ),
+        closing: this.#closing.signal,
+        ...(this.#o.kill ? { kill: this.#o.kill } : {}),
+        logger: this.#logger,
+        onRenewed: () => this.#metrics.leaderTransitions.inc({ instance_id: instanceId, transition_type: 'renewed' }),
+        onSuccessor: (leader) => {
+          this.#leader = leader;
+        },
+        work: (signal) => {
+          const onStop = () => {
+            termOver.abort(signal.reason);
+            this.#wake();
+          };
+          signal.addEventListener('abort', onStop, { once: true });
+          return this.#pollLoop(leadership.term, signal).finally(() => signal.removeEventListener('abort', onStop));
+        },
+      });
     } finally {
-      stop.removeEventListener('abort', onStop);
-      await watch;
+      termOver.abort();
       this.#metrics.leaderState.set({ instance_id: instanceId }, 0);
-      if (this.#closing.signal.aborted || lost.signal.aborted) {
-        // Best effort (compare-and-delete: only if the record is still ours).
-        await withTimeout(leadership.release(), this.#settings.leaderTtlMs).catch(() => undefined);
-      }
       if (!this.#closing.signal.aborted) {
         this.#metrics.leaderTransitions.inc({ instance_id: instanceId, transition_type: 'lost' });
-        this.#logger.warn(
-          { term: leadership.term, reason: String(leadership.signal.reason) },
-          'capacity monitor: lost leadership',
-        );
+        this.#logger.warn({ term: leadership.term, reason: String(problem) }, 'capacity monitor: lost leadership');
       }
       this.#leadership = undefined;
       this.#states.clear();
       this.#dueAtMs.clear();
-    }
-  }
-
-  /**
-   * Watches the leader record every min(renewal interval, lease/6): counts
-   * `renewed` transitions (the record's TTL went up since the last look),
-   * and stops polling at once (`lost`) when the record names another
-   * instance or term. A leader that cannot confirm its renewals needs no
-   * watch here: its leadership aborts itself at the renew deadline (3/4 of
-   * the lease after the last confirmed renewal was sent), whatever the store
-   * does (shared/src/leadership/held-leadership.ts).
-   */
-  async #watchLeadership(leadership: Leadership, stop: AbortSignal, lost: AbortController): Promise<void> {
-    const lease = this.#settings.leaderTtlMs;
-    const periodMs = Math.max(10, Math.min(this.#settings.leaderRenewalIntervalMs, Math.floor(lease / 6)));
-    let last: { ttlMs: number; atMs: number } | undefined;
-    while (!stop.aborted) {
-      await abortableSleep(periodMs, stop).catch(() => undefined);
-      if (stop.aborted) return;
-      const sentAt = Date.now();
-      const record = await this.#o.store.get(this.#leaderKey).catch(() => null);
-      if (record?.value === this.#o.instanceId && record.term === leadership.term) {
-        if (last && record.ttlMs > last.ttlMs - (sentAt - last.atMs) + 20) {
-          this.#metrics.leaderTransitions.inc({ instance_id: this.#o.instanceId, transition_type: 'renewed' });
-        }
-        last = { ttlMs: record.ttlMs, atMs: sentAt };
-      } else if (record) {
-        this.#leader = { id: record.value, term: record.term };
-        lost.abort(new Error('the leader record names another instance'));
-        return;
-      }
     }
   }
 
@@ -354,7 +351,10 @@ export class AdaptiveCapacityMonitor {
         };
       });
     }
-    await Promise.allSettled([...inFlight]);
+    // Polls in flight were aborted with `stop`; a cache write still on its way (Redis slow: often why
+    // the lock was lost) is not waited for: the cache refuses it if a successor's term is newer, and
+    // waiting would trip the runner's killer and end the whole process.
+    void Promise.allSettled([...inFlight]);
   }
 
   /**
@@ -370,7 +370,12 @@ export class AdaptiveCapacityMonitor {
     const ids = this.#o.storageElements.map((se) => se.storage_id);
     while (!stop.aborted) {
       try {
-        const [entries, health] = await Promise.all([this.#o.cache.readMany(ids), this.#o.cache.readHealthMany(ids)]);
+        const read = await untilAborted(
+          Promise.all([this.#o.cache.readMany(ids), this.#o.cache.readHealthMany(ids)]),
+          stop,
+        );
+        if (!read) return undefined; // stopped while Redis did not answer
+        const [entries, health] = read;
         return new Map(ids.map((id) => [id, seededPollState(this.#settings, entries.get(id), health.get(id))]));
       } catch (error) {
         this.#logger.warn({ err: error }, 'capacity monitor: cannot read the cache to seed poll states; retrying');
@@ -560,15 +565,4 @@ function blindEntry(se: StorageElementConfig): Omit<StorageCandidate, 'reachable
     term: 0,
     full_marked_at: null,
   };
-}
-
-/** Rejects when `promise` has not settled within `ms`. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

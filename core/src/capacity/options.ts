@@ -1,4 +1,11 @@
-import { ConfigError, envBool, envInt, envSecondsAsMs, loadConfig } from '@polyvision/shared';
+import {
+  ConfigError,
+  DEFAULT_RENEW_DEADLINE_RATIO,
+  envBool,
+  envInt,
+  envSecondsAsMs,
+  loadConfig,
+} from '@polyvision/shared';
 import { z } from 'zod';
 
 /**
@@ -11,7 +18,10 @@ export interface CapacityMonitorSettings {
   enabled: boolean;
   /** `CAPACITY_MONITOR_LEADER_TTL` (s). @defaultValue 30_000 */
   leaderTtlMs: number;
-  /** `CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL` (s); informative: Elections renews at lease/3. @defaultValue 10_000 */
+  /**
+   * `CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL` (s): time between the leader's
+   * renewals of its lock; below the renew deadline (2/3 of the TTL). @defaultValue 10_000
+   */
   leaderRenewalIntervalMs: number;
   /** `CAPACITY_MONITOR_BASE_INTERVAL` (s). @defaultValue 30_000 */
   baseIntervalMs: number;
@@ -120,7 +130,7 @@ export function loadCapacityMonitorSettings(
 /**
  * Fills defaults and checks the relations between settings.
  *
- * @throws ConfigError for max < base interval or renewal ≥ TTL.
+ * @throws ConfigError for max < base interval or a renewal interval not below the renew deadline (2/3 of the TTL).
  */
 export function compileCapacityMonitorSettings(
   partial: Partial<CapacityMonitorSettings> = {},
@@ -132,10 +142,11 @@ export function compileCapacityMonitorSettings(
       `got ${s.maxIntervalMs / 1000} s, expected at least CAPACITY_MONITOR_BASE_INTERVAL (${s.baseIntervalMs / 1000} s)`,
     );
   }
-  if (s.leaderRenewalIntervalMs >= s.leaderTtlMs) {
+  const renewDeadlineMs = Math.floor(s.leaderTtlMs * DEFAULT_RENEW_DEADLINE_RATIO);
+  if (s.leaderRenewalIntervalMs >= renewDeadlineMs) {
     throw new ConfigError(
       'CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL',
-      `got ${s.leaderRenewalIntervalMs / 1000} s, expected less than CAPACITY_MONITOR_LEADER_TTL (${s.leaderTtlMs / 1000} s)`,
+      `got ${s.leaderRenewalIntervalMs / 1000} s, expected less than the renew deadline, 2/3 of CAPACITY_MONITOR_LEADER_TTL (${renewDeadlineMs / 1000} s)`,
     );
   }
   return Object.freeze(s);

@@ -13,8 +13,32 @@ export interface OrchestratorTuning {
   maxAttempts: Record<Stage, number>;
   /** Stage retry backoff (Temporal defaults). @defaultValue { initialMs: 1000, coefficient: 2, maxMs: 100_000 } */
   retry: { initialMs: number; coefficient: number; maxMs: number };
-  /** A dispatched or running stage with no progress for this long is re-dispatched. @defaultValue 600_000 */
-  stageDeadlineMs: number;
+  /**
+   * Schedule-to-start per job priority (Temporal's term): how long a task may
+   * wait in its topic before a worker claims it. Generous: a backlog is not a
+   * failure; past it the reconciler re-dispatches (`schedule_to_start_timeout`,
+   * retriable). @defaultValue 24 h for every priority
+   */
+  scheduleToStartMs: Record<JobPriority, number>;
+  /**
+   * Start-to-close per stage: the longest one attempt may run from the
+   * worker's claim, however alive its heartbeats. Liveness itself is the
+   * claim lease (`WORKER_CLAIM_LEASE_MS`, renewed every third of it): a claim
+   * whose lease ran out is lost at once (`heartbeat_timeout`).
+   * @defaultValue 6 h for every stage
+   */
+  startToCloseMs: Record<Stage, number>;
+  /**
+   * Error codes that mean "an input is not reachable now" (a storage element
+   * restarting): retried with {@link waitRetry} backoff until `retryWindowMs`
+   * after the run's first dispatch, without using up `maxAttempts`.
+   * @defaultValue ['input_unavailable', 'storage_unavailable', 'output_unavailable']
+   */
+  waitingErrorCodes: readonly string[];
+  /** Backoff of waiting errors. @defaultValue { initialMs: 2000, coefficient: 2, maxMs: 60_000 } */
+  waitRetry: { initialMs: number; coefficient: number; maxMs: number };
+  /** How long after a run's first dispatch waiting errors are still retried. @defaultValue 1_800_000 (30 min) */
+  retryWindowMs: number;
   /** Kafka session timeout of the orchestrator group. @defaultValue 10_000 (measured: bench/orchestrator) */
   sessionTimeoutMs: number;
   /** @defaultValue 1_000 */
@@ -25,30 +49,44 @@ export interface OrchestratorTuning {
   relayBatchSize: number;
   /** Backoff before a message whose handling failed (database down) is tried again. @defaultValue 500 */
   handlerRetryBackoffMs: number;
+  /** Backoff cap of a command whose handling keeps failing (doubling from `handlerRetryBackoffMs`). @defaultValue 5_000 */
+  handlerRetryMaxBackoffMs: number;
+  /**
+   * Tries of a command that fails with a non-retriable error (a bug, a
+   * constraint violation) before it goes to the DLQ with that error.
+   * Retriable errors (database down) are retried for as long as they last.
+   * @defaultValue 5
+   */
+  poisonMaxAttempts: number;
   /** How often `consumer_lag` is refreshed. @defaultValue 5_000 */
   lagPollIntervalMs: number;
 }
 
+/** Job priorities (shared `jobSubmitSchema`). */
+export type JobPriority = 'normal' | 'high';
+
 const STAGE_DEFAULT_ATTEMPTS = 3;
+const HOUR_MS = 3_600_000;
+const perStage = (value: number): Readonly<Record<Stage, number>> =>
+  Object.freeze({ stitch: value, detect: value, track: value, vcam: value, analyze: value, encode: value });
 
 /** The frozen defaults. */
 export const ORCHESTRATOR_DEFAULTS: Readonly<Omit<OrchestratorTuning, 'instanceId'>> = Object.freeze({
   topicPrefix: 'polyvision',
-  maxAttempts: Object.freeze({
-    stitch: STAGE_DEFAULT_ATTEMPTS,
-    detect: STAGE_DEFAULT_ATTEMPTS,
-    track: STAGE_DEFAULT_ATTEMPTS,
-    vcam: STAGE_DEFAULT_ATTEMPTS,
-    analyze: STAGE_DEFAULT_ATTEMPTS,
-    encode: STAGE_DEFAULT_ATTEMPTS,
-  }),
+  maxAttempts: perStage(STAGE_DEFAULT_ATTEMPTS),
   retry: Object.freeze({ initialMs: 1_000, coefficient: 2, maxMs: 100_000 }),
-  stageDeadlineMs: 600_000,
+  scheduleToStartMs: Object.freeze({ normal: 24 * HOUR_MS, high: 24 * HOUR_MS }),
+  startToCloseMs: perStage(6 * HOUR_MS),
+  waitingErrorCodes: Object.freeze(['input_unavailable', 'storage_unavailable', 'output_unavailable']),
+  waitRetry: Object.freeze({ initialMs: 2_000, coefficient: 2, maxMs: 60_000 }),
+  retryWindowMs: 30 * 60_000,
   sessionTimeoutMs: 10_000,
   heartbeatIntervalMs: 1_000,
   relayPollIntervalMs: 250,
   relayBatchSize: 500,
   handlerRetryBackoffMs: 500,
+  handlerRetryMaxBackoffMs: 5_000,
+  poisonMaxAttempts: 5,
   lagPollIntervalMs: 5_000,
 });
 
@@ -58,12 +96,18 @@ const tuningSchema = z.object({
   instanceId: z.string().min(1).max(200),
   maxAttempts: z.record(z.string(), z.number().int().min(1).max(100)),
   retry: z.object({ initialMs: positive, coefficient: z.number().min(1), maxMs: positive }),
-  stageDeadlineMs: positive,
+  scheduleToStartMs: z.object({ normal: positive, high: positive }),
+  startToCloseMs: z.record(z.string(), positive),
+  waitingErrorCodes: z.array(z.string().min(1)),
+  waitRetry: z.object({ initialMs: positive, coefficient: z.number().min(1), maxMs: positive }),
+  retryWindowMs: z.number().int().nonnegative(),
   sessionTimeoutMs: z.number().int().min(1_000),
   heartbeatIntervalMs: positive,
   relayPollIntervalMs: positive,
   relayBatchSize: positive,
   handlerRetryBackoffMs: positive,
+  handlerRetryMaxBackoffMs: positive,
+  poisonMaxAttempts: z.number().int().min(1).max(1_000),
   lagPollIntervalMs: positive,
 });
 
@@ -79,6 +123,9 @@ export function compileOrchestratorTuning(partial: Partial<OrchestratorTuning> =
     ...partial,
     maxAttempts: { ...ORCHESTRATOR_DEFAULTS.maxAttempts, ...partial.maxAttempts },
     retry: { ...ORCHESTRATOR_DEFAULTS.retry, ...partial.retry },
+    scheduleToStartMs: { ...ORCHESTRATOR_DEFAULTS.scheduleToStartMs, ...partial.scheduleToStartMs },
+    startToCloseMs: { ...ORCHESTRATOR_DEFAULTS.startToCloseMs, ...partial.startToCloseMs },
+    waitRetry: { ...ORCHESTRATOR_DEFAULTS.waitRetry, ...partial.waitRetry },
   };
   tuningSchema.parse(tuning);
   return Object.freeze(tuning);

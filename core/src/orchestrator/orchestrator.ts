@@ -1,4 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  coerceError,
+  isRetriable,
   type JobCommand,
   jobCommandSchema,
   jobKey,
@@ -66,6 +69,12 @@ export class Orchestrator {
   readonly #ownership: PartitionOwnership;
   readonly #epochs = new Map<number, Promise<number>>();
   readonly #claimed = new Set<number>();
+  /** The commands partitions Kafka assigned to this replica (claimed or not). */
+  readonly #assigned = new Set<number>();
+  /** Assigned partitions whose claim failed or was fenced: retried with backoff; `/health/ready` fails meanwhile. */
+  readonly #claimProblems = new Map<number, { failures: number; since: number; error: string }>();
+  /** Failures of the record being retried per partition (`partition:offset` → count), for the poison cap. */
+  readonly #recordFailures = new Map<string, number>();
   #producer: BusProducer | null = null;
   #consumer: BusConsumer | null = null;
   #relay: OutboxRelay | null = null;
@@ -92,6 +101,20 @@ export class Orchestrator {
   /** The commands partitions this replica owns (claimed in `partition_owners`). */
   ownedPartitions(): number[] {
     return [...this.#claimed].sort((a, b) => a - b);
+  }
+
+  /**
+   * Assigned partitions this replica cannot claim (database down, or fenced by
+   * a claim that landed out of order): each is retried with backoff. Not
+   * empty means the replica is not ready: those partitions' jobs stand still.
+   */
+  claimProblems(): Array<{ partition: number; failures: number; sinceMs: number; error: string }> {
+    return [...this.#claimProblems].map(([partition, p]) => ({
+      partition,
+      failures: p.failures,
+      sinceMs: Date.now() - p.since,
+      error: p.error,
+    }));
   }
 
   /** Calls `observer` after every handled record (tests, benchmarks). Returns the unsubscribe function. */
@@ -168,6 +191,7 @@ export class Orchestrator {
     if (this.#lagTimer) clearInterval(this.#lagTimer);
     await this.#relay?.close();
     this.#relay = null;
+    this.#assigned.clear(); // a dead process claims nothing again; its in-flight handlers are zombies
     await consumer.simulateCrash();
     this.#consumer = null;
   }
@@ -177,38 +201,73 @@ export class Orchestrator {
     this.metrics.rebalanceCount.inc();
     this.#epochs.clear();
     this.#claimed.clear();
-    for (const partition of mine) this.#epochs.set(partition, this.#claim(partition));
+    this.#assigned.clear();
+    this.#claimProblems.clear();
+    for (const partition of mine) {
+      this.#assigned.add(partition);
+      this.#epochs.set(partition, this.#claim(partition));
+    }
     this.#logger.info({ partitions: mine, generation: assignment.generation }, 'partitions assigned');
   }
 
   #onRevoked(): void {
     this.#epochs.clear();
     this.#claimed.clear();
+    this.#assigned.clear();
+    this.#claimProblems.clear();
     this.metrics.ownedPartitions.set(0);
   }
 
-  #claim(partition: number): Promise<number> {
-    const claim = this.#ownership.claim(partition).then(
-      (epoch) => {
-        if (this.#epochs.get(partition) === claim) {
-          this.#claimed.add(partition);
-          this.metrics.ownedPartitions.set(this.#claimed.size);
-          this.#relay?.kick();
+  /**
+   * Claims `partition` (after `delayMs`) and records the epoch. A failed
+   * claim is retried with backoff (0.25 s doubling to 30 s) for as long as
+   * the partition stays assigned, and reported by {@link claimProblems}.
+   */
+  #claim(partition: number, delayMs = 0): Promise<number> {
+    const claim: Promise<number> = (delayMs > 0 ? sleep(delayMs) : Promise.resolve())
+      .then(() => {
+        if (this.#epochs.get(partition) !== claim) {
+          throw new PolyvisionError('partition_not_assigned', `partition ${partition} moved on`, { retriable: true });
         }
-        return epoch;
-      },
-      (error: unknown) => {
-        // Claim again on the next message of the partition.
-        if (this.#epochs.get(partition) === claim) {
-          const failed = Promise.reject(error);
-          failed.catch(() => {});
-          this.#epochs.set(partition, failed);
-        }
-        throw error;
-      },
-    );
+        return this.#ownership.claim(partition);
+      })
+      .then(
+        (epoch) => {
+          if (this.#epochs.get(partition) === claim) {
+            this.#claimed.add(partition);
+            this.#claimProblems.delete(partition);
+            this.metrics.ownedPartitions.set(this.#claimed.size);
+            this.#relay?.kick();
+          }
+          return epoch;
+        },
+        (error: unknown) => {
+          if (this.#epochs.get(partition) === claim) this.#reclaimLater(partition, error);
+          throw error;
+        },
+      );
     claim.catch(() => {});
     return claim;
+  }
+
+  /** Records why `partition` is not claimed and claims it again after a backoff, if it is still assigned. */
+  #reclaimLater(partition: number, error: unknown): void {
+    this.#claimed.delete(partition);
+    this.metrics.ownedPartitions.set(this.#claimed.size);
+    if (!this.#assigned.has(partition)) {
+      this.#epochs.delete(partition);
+      return;
+    }
+    const previous = this.#claimProblems.get(partition);
+    const failures = (previous?.failures ?? 0) + 1;
+    this.#claimProblems.set(partition, {
+      failures,
+      since: previous?.since ?? Date.now(),
+      error: error instanceof Error ? error.message : String(error),
+    });
+    const delayMs = Math.min(30_000, 250 * 2 ** Math.min(failures - 1, 7));
+    this.#logger.warn({ partition, failures, delayMs, err: error }, 'partition not claimed; claiming again');
+    this.#epochs.set(partition, this.#claim(partition, delayMs));
   }
 
   async #epochFor(partition: number): Promise<number> {
@@ -218,13 +277,7 @@ export class Orchestrator {
         retriable: true,
       });
     }
-    try {
-      return await claim;
-    } catch {
-      const again = this.#claim(partition);
-      this.#epochs.set(partition, again);
-      return again;
-    }
+    return claim; // a failed claim is retried by #claim itself; the bus hands the record again
   }
 
   async #handle(record: BusRecord): Promise<void> {
@@ -233,6 +286,7 @@ export class Orchestrator {
       await this.#deadLetter(record, 'schema_mismatch', command);
       return;
     }
+    const claimUsed = this.#epochs.get(record.partition);
     const epoch = await this.#epochFor(record.partition);
     if (command.type === 'job.submit' && (await this.#idempotency.has(jobProcessedKey(command.job_id))) === true) {
       this.metrics.idempotencyHits.inc({ source: 'redis' });
@@ -259,16 +313,14 @@ export class Orchestrator {
       if (error instanceof PartitionFencedError) {
         this.metrics.commandsHandled.inc({ type: command.type, outcome: 'fenced' });
         this.#logger.warn({ partition: record.partition, offset: record.offset }, 'fenced: partition moved on');
-        this.#epochs.delete(record.partition);
-        this.#claimed.delete(record.partition);
-      } else {
-        this.#logger.warn(
-          { err: error, partition: record.partition, offset: record.offset },
-          'command failed; retrying',
-        );
+        // Still assigned by Kafka (a claim landed out of order): claim again with backoff.
+        if (this.#epochs.get(record.partition) === claimUsed) this.#reclaimLater(record.partition, error);
+        throw error;
       }
-      throw error;
+      await this.#afterFailure(record, command, error);
+      return;
     }
+    this.#recordFailures.delete(`${record.partition}:${record.offset}`);
     if (result.outcome === 'duplicate') this.metrics.idempotencyHits.inc({ source: 'database' });
     if (result.outcome === 'stale' || result.outcome === 'rejected') {
       this.#logger.info(
@@ -287,6 +339,39 @@ export class Orchestrator {
     }
     this.#relay?.kick();
     this.#done(record, command, result.outcome);
+  }
+
+  /**
+   * A command that failed (not poison, not fenced). A retriable error
+   * (database down) is retried for as long as it lasts; any other
+   * (deterministic: a bug, a constraint) at most `poisonMaxAttempts` times,
+   * then the command goes to the DLQ with its error and the partition moves
+   * on. Between tries: exponential backoff up to `handlerRetryMaxBackoffMs`.
+   *
+   * @throws the error, to have the bus hand the record again (unless dead-lettered).
+   */
+  async #afterFailure(record: BusRecord, command: JobCommand, error: unknown): Promise<void> {
+    const key = `${record.partition}:${record.offset}`;
+    const failures = (this.#recordFailures.get(key) ?? 0) + 1;
+    if (this.#recordFailures.size > 10_000) this.#recordFailures.clear();
+    const retriable = isRetriable(error);
+    if (!retriable && failures >= this.tuning.poisonMaxAttempts) {
+      this.#recordFailures.delete(key);
+      const failure = coerceError(error, 'command_failed');
+      await this.#deadLetter(record, failure.code, `failed ${failures} times, last: ${failure.message}`, command);
+      return;
+    }
+    this.#recordFailures.set(key, failures);
+    const delayMs = Math.min(
+      this.tuning.handlerRetryMaxBackoffMs,
+      this.tuning.handlerRetryBackoffMs * 2 ** Math.min(failures - 1, 10),
+    );
+    this.#logger.warn(
+      { err: error, partition: record.partition, offset: record.offset, failures, retriable, delayMs },
+      'command failed; retrying',
+    );
+    await sleep(Math.max(0, delayMs - this.tuning.handlerRetryBackoffMs)); // the bus waits handlerRetryBackoffMs too
+    throw error;
   }
 
   #parse(record: BusRecord): JobCommand | string {

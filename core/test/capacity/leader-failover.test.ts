@@ -1,6 +1,8 @@
+import { Elections, RedisTtlStore, silentLogger } from '@polyvision/shared';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestRedis, type TestRedis, uniqueName, waitFor } from '../../../test/support/index.ts';
 import type { StorageElementConfig } from '../../src/capacity/index.ts';
+import { runLeaderTerm } from '../../src/capacity/leader-term.ts';
 import { type FakeSe, startFakeSe } from './support/fake-se.ts';
 import { createMonitor, metricValue, type TestMonitor } from './support/monitors.ts';
 
@@ -242,5 +244,55 @@ describe('leader election failover', () => {
     await waitFor(() => leaders().length === 1, { timeoutMs: 5_000 });
     await new Promise((r) => setTimeout(r, 1_000));
     expect(leaders()).toHaveLength(1);
+  });
+});
+
+describe('leader term under the LeadershipRunner', () => {
+  it('a term whose work ignores the loss is killed after lease/4 (the runner killer)', async () => {
+    prefix = `${redis.prefix}${uniqueName('killer')}:`;
+    const store = new RedisTtlStore(redis.client, { keyPrefix: prefix });
+    const elections = new Elections(store);
+    const key = 'capacity_monitor:leader_lock';
+    const leadership = (await elections.acquire(key, 'ingest-a', 1_500, { renewIntervalMs: 500 }))!;
+    let kills = 0;
+    let release!: () => void;
+    const stuck = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const term = runLeaderTerm({
+      leadership,
+      elections,
+      store,
+      key,
+      instanceId: 'ingest-a',
+      leaseMs: 1_500,
+      watchIntervalMs: 250,
+      closing: new AbortController().signal,
+      kill: () => {
+        kills += 1;
+        release(); // in production the process is gone; here the work may end now
+      },
+      logger: silentLogger,
+      onRenewed: () => undefined,
+      onSuccessor: () => undefined,
+      work: () => stuck, // ignores its signal
+    });
+    // Another instance holds the lock now (as after a partition).
+    await redis.client.set(`${prefix}${key}`, 'ingest-b');
+    await waitFor(() => leadership.signal.aborted, { timeoutMs: 5_000, message: 'leadership lost' });
+    await waitFor(() => kills === 1, { timeoutMs: 5_000, message: 'killer fired' });
+    await term;
+    await elections.close();
+  });
+
+  it('does not fire the killer when the poll loop stops in time', async () => {
+    prefix = `${redis.prefix}${uniqueName('nokill')}:`;
+    const a = await monitor('ingest-a');
+    a.monitor.start();
+    await waitFor(() => a.monitor.isLeader, { timeoutMs: 5_000 });
+    await redis.client.set(`${prefix}capacity_monitor:leader_lock`, 'ingest-b');
+    await waitFor(() => !a.monitor.isLeader, { timeoutMs: 5_000 });
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // past lease/4 (375 ms)
+    expect(a.kills()).toBe(0);
   });
 });

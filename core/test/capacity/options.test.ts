@@ -48,6 +48,13 @@ describe('CAPACITY_MONITOR_* settings', () => {
     expect(() => loadCapacityMonitorSettings({ CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '30' })).toThrow(
       /RENEWAL_INTERVAL/,
     );
+    // At or past the renew deadline (2/3 of the 30 s TTL) the leader would lose its lock between renewals.
+    expect(() => loadCapacityMonitorSettings({ CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '20' })).toThrow(
+      /renew deadline/,
+    );
+    expect(loadCapacityMonitorSettings({ CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '5' }).leaderRenewalIntervalMs).toBe(
+      5_000,
+    );
   });
 });
 

@@ -19,7 +19,8 @@ const worlds = [
 ];
 
 for (const { bus: busKind, driver, skip } of worlds) {
-  describe.skipIf(skip)(`orchestrator on the ${busKind} bus, ${driver.name}`, () => {
+  // PGlite (WASM, in-process) on a loaded 2-core host needs more than the default 60 s per test.
+  describe.skipIf(skip)(`orchestrator on the ${busKind} bus, ${driver.name}`, { timeout: 180_000 }, () => {
     let harness: Harness;
     let drop: () => Promise<void>;
     let bus: MessageBus;
@@ -88,7 +89,7 @@ for (const { bus: busKind, driver, skip } of worlds) {
         expect(all).toEqual([...Array(12).keys()]);
         await h.startWorker({ sleepMs: 40 });
         const ids = await h.submit(30);
-        await waitFor(async () => (await h.executions(ids)).size > 20);
+        await waitFor(async () => (await h.executions(ids)).size > 20, { timeoutMs: 60_000 }); // PGlite on a busy host is slow
         // kill -9 of one replica: its consumer vanishes without committing; its handlers become zombies.
         const victim = replicas[1]!;
         await victim.crashForTest();
@@ -235,6 +236,44 @@ for (const { bus: busKind, driver, skip } of worlds) {
         [done],
       );
       expect(versions.rowCount).toBe(2);
+    });
+
+    it('reprocesses a failed and a cancelled job on the very worker that saw them stop', async () => {
+      const h = await world();
+      await h.startOrchestrator({ waitRetry: { initialMs: 200, coefficient: 1, maxMs: 200 } });
+      const [failing, waiting] = [randomUUID(), randomUUID()];
+      let broken = true;
+      await h.startWorker({
+        sleepMs: 10,
+        failPermanently: (jobId, stage) => broken && jobId === failing && stage === 'detect',
+        failWith: (jobId) => (broken && jobId === waiting ? { code: 'input_unavailable', retriable: true } : null),
+      });
+      expect(h.workers).toHaveLength(1);
+      for (const id of [failing, waiting]) {
+        await h.client.submit({
+          job_id: id,
+          organization_id: 'acme',
+          match_id: id,
+          inputs: [PANORAMA],
+          stages: ['detect', 'track'],
+        });
+      }
+      await h.waitForStatus([failing], 'failed');
+      // The other job waits on its input; cancelled meanwhile (the worker sees the event).
+      await waitFor(async () => ((await h.executions([waiting])).get(`${waiting}:detect`) ?? 0) >= 2, {
+        timeoutMs: 30_000,
+      });
+      await h.client.cancel({ job_id: waiting, organization_id: 'acme', match_id: waiting }, 'test');
+      await h.waitForStatus([waiting], 'cancelled');
+      broken = false;
+      for (const id of [failing, waiting]) {
+        await h.client.reprocess({ job_id: id, organization_id: 'acme', match_id: id }, 'detect', {});
+      }
+      await h.waitForStatus([failing, waiting], 'completed');
+      const runs = await h.executions([failing, waiting]);
+      expect(runs.get(`${failing}:detect`)).toBe(2);
+      expect(runs.get(`${failing}:track`)).toBe(1);
+      expect(runs.get(`${waiting}:track`)).toBe(1);
     });
 
     it('refuses duplicates through the database when Redis is down', async () => {

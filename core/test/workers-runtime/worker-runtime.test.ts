@@ -4,8 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/index.ts';
 import { MemoryBus } from '../../src/bus/memory/memory-bus.ts';
 import type { BusRecord } from '../../src/bus/message-bus.ts';
+import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { deterministicUuid } from '../../src/workers/runtime/report-ids.ts';
+import { deterministicUuid, lostAttemptMessageId } from '../../src/workers/runtime/report-ids.ts';
 import { PgStageClaimStore } from '../../src/workers/runtime/stage-claims.ts';
 import type { StageHandler } from '../../src/workers/runtime/stage-handler.ts';
 import { WorkerRuntime } from '../../src/workers/runtime/worker-runtime.ts';
@@ -34,6 +35,23 @@ function task(overrides: Partial<StageTask> = {}): StageTask {
   });
 }
 
+/** Makes `t` the current attempt of a running job in the database (what the orchestrator does when it dispatches). */
+async function dispatched(db: Database, t: StageTask): Promise<StageTask> {
+  await db.query(
+    `INSERT INTO jobs (job_id, organization_id, match_id, status, stages, commands_partition)
+     VALUES ($1, $2, $3, 'running', $4, 0) ON CONFLICT (job_id) DO UPDATE SET status = 'running'`,
+    [t.job_id, t.organization_id, t.match_id, [t.stage]],
+  );
+  await db.query(
+    `INSERT INTO job_stages (job_id, stage, status, attempt, max_attempts, model_version, task_message_id)
+     VALUES ($1, $2, 'dispatched', $3, 3, $4, $5)
+     ON CONFLICT (job_id, stage) DO UPDATE SET status = 'dispatched', attempt = EXCLUDED.attempt,
+       task_message_id = EXCLUDED.task_message_id`,
+    [t.job_id, t.stage, t.attempt, t.model_version, t.message_id],
+  );
+  return t;
+}
+
 async function setup(handler: StageHandler) {
   const { db, drop } = await driver.open();
   await migrate(db);
@@ -55,8 +73,10 @@ async function setup(handler: StageHandler) {
     () => runtime.close(),
     () => reader.close(),
   );
-  const sendTask = (t: StageTask | string) =>
-    producer.send('w.tasks.detect', [{ key: 'acme:m-1', value: typeof t === 'string' ? t : JSON.stringify(t) }]);
+  const sendTask = async (t: StageTask | string) => {
+    if (typeof t !== 'string') await dispatched(db, t);
+    await producer.send('w.tasks.detect', [{ key: 'acme:m-1', value: typeof t === 'string' ? t : JSON.stringify(t) }]);
+  };
   return { db, bus, runtime, reports, sendTask };
 }
 
@@ -87,7 +107,7 @@ describe(`worker runtime (${driver.name})`, () => {
     expect(reports.some((r) => JSON.parse(r.value).type === 'stage.progress')).toBe(true);
   });
 
-  it("runs a task whose previous holder died once that holder's claim lease expires", async () => {
+  it('reports a task whose previous holder stopped heartbeating as lost (heartbeat_timeout) once its lease expires, without running it', async () => {
     let runs = 0;
     const { db, reports, sendTask } = await setup({
       stage: 'detect',
@@ -96,14 +116,51 @@ describe(`worker runtime (${driver.name})`, () => {
         return { outputs: [] };
       },
     });
-    const t = task();
+    const t = await dispatched(db, task());
     // A worker that died mid-task: its claim is live for another second.
     await new PgStageClaimStore(db).claim(t, 'dead-worker', 1_000);
-    const sentAt = Date.now();
     await sendTask(t);
+    const lost = await waitFor(() => reports.map((r) => JSON.parse(r.value)).find((m) => m.type === 'stage.failed'), {
+      timeoutMs: 10_000,
+    });
+    expect(lost).toMatchObject({
+      message_id: lostAttemptMessageId(t.message_id),
+      attempt: 1,
+      error: { code: 'heartbeat_timeout', retriable: true },
+    });
+    expect(runs).toBe(0);
+    const claim = await db.query<{ status: string; owner: string }>(
+      `SELECT status, owner FROM stage_claims WHERE task_message_id = $1`,
+      [t.message_id],
+    );
+    expect(claim.rows).toEqual([{ status: 'lost', owner: 'dead-worker' }]);
+    // The dead holder, back from a pause, may not renew: the attempt is over.
+    expect(await new PgStageClaimStore(db).renew(t, 'dead-worker', 1_000)).toBe(false);
+  });
+
+  it('keeps no memory of jobs: a task is run when the database says it is current, whatever the worker saw before', async () => {
+    const runsByAttempt: number[] = [];
+    const { db, bus, reports, sendTask } = await setup({
+      stage: 'detect',
+      async run({ task: t }) {
+        runsByAttempt.push(t.attempt);
+        return { outputs: [] };
+      },
+    });
+    const first = await dispatched(db, task());
+    // The job is cancelled before its task arrives: the task is dropped, nothing reported.
+    await db.query(`UPDATE jobs SET status = 'cancelled' WHERE job_id = $1`, [first.job_id]);
+    await db.query(`UPDATE job_stages SET status = 'cancelled' WHERE job_id = $1`, [first.job_id]);
+    const producer = bus.createProducer();
+    cleanups.push(() => producer.close());
+    await producer.send('w.tasks.detect', [{ key: 'acme:m-1', value: JSON.stringify(first) }]);
+    // Then reprocessed: attempt 2 of the same job reaches the same worker and runs.
+    const second = await dispatched(db, task({ job_id: first.job_id, attempt: 2 }));
+    await sendTask(second);
     await waitFor(() => reports.some((r) => JSON.parse(r.value).type === 'stage.completed'), { timeoutMs: 10_000 });
-    expect(runs).toBe(1);
-    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(900);
+    expect(runsByAttempt).toEqual([2]);
+    const stale = reports.map((r) => JSON.parse(r.value)).filter((m) => m.attempt === 1);
+    expect(stale).toEqual([]);
   });
 
   it('reports failures with the retriable flag, and dead-letters a malformed task without blocking', async () => {

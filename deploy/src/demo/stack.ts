@@ -124,7 +124,6 @@ export async function startDemoStack(options: DemoStackOptions): Promise<DemoSta
           sessionTimeoutMs: 10_000,
           heartbeatIntervalMs: 1_000,
           relayPollIntervalMs: 100,
-          stageDeadlineMs: 600_000,
         },
       });
       await orchestrator.start();

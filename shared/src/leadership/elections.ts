@@ -17,7 +17,7 @@ export interface ElectionsOptions {
   /**
    * Fraction of the lease, counted from the send time of the last confirmed
    * renewal (or of the acquisition), after which a leader whose renewals are
-   * not confirmed gives up. Must be in (1/3, 1]. @defaultValue 0.75
+   * not confirmed gives up. Must be in (1/3, 1]. @defaultValue 2/3
    */
   renewDeadlineRatio?: number;
   /**
@@ -34,6 +34,8 @@ export interface CampaignOptions {
   signal?: AbortSignal;
   /** Milliseconds between attempts. @defaultValue lease/10, at least 10 */
   retryIntervalMs?: number;
+  /** Milliseconds between renewals once won (see {@link Elections.acquire}). @defaultValue lease/3 */
+  renewIntervalMs?: number;
 }
 
 /**
@@ -89,14 +91,28 @@ export class Elections {
    * @param key - the election's key in the store.
    * @param value - this contender's identity (unique per contender instance).
    * @param leaseMs - lease (the record's TTL) in milliseconds, a positive integer.
+   * @param options.renewIntervalMs - time between renewals. @defaultValue lease/3
    * @returns the leadership, or `null` when another contender holds the key.
-   * @throws ValidationError for bad arguments; LeadershipError `elections_closed`
+   * @throws ValidationError for bad arguments (a renew interval not below the renew deadline); LeadershipError `elections_closed`
    *   after {@link close}; whatever the store throws when it cannot be reached.
    */
-  async acquire(key: string, value: string, leaseMs: number): Promise<Leadership | null> {
+  async acquire(
+    key: string,
+    value: string,
+    leaseMs: number,
+    options: { renewIntervalMs?: number } = {},
+  ): Promise<Leadership | null> {
     assertKey(key);
     assertKey(value, 'value');
     assertTtlMs(leaseMs, 'leaseMs');
+    const renewDeadlineMs = Math.floor(leaseMs * this.#renewDeadlineRatio);
+    const renewIntervalMs = options.renewIntervalMs ?? Math.floor(leaseMs * RENEW_INTERVAL_RATIO);
+    if (!(Number.isFinite(renewIntervalMs) && renewIntervalMs > 0 && renewIntervalMs < renewDeadlineMs)) {
+      throw new ValidationError(
+        'elections_invalid_option',
+        `renewIntervalMs must be positive and below the renew deadline (${renewDeadlineMs} ms for a ${leaseMs} ms lease), got ${renewIntervalMs}`,
+      );
+    }
     this.#assertOpen(key);
     const sentAtMs = this.#clock.now();
     const term = await this.#store.insertIfNotExists(key, value, leaseMs);
@@ -109,7 +125,8 @@ export class Elections {
       value,
       term,
       leaseMs,
-      renewDeadlineMs: Math.floor(leaseMs * this.#renewDeadlineRatio),
+      renewIntervalMs,
+      renewDeadlineMs,
       acquiredSentAtMs: sentAtMs,
       onEnd: (held) => this.#held.delete(held),
       notify: (transition) => this.#notify(transition),
@@ -144,7 +161,7 @@ export class Elections {
       this.#assertOpen(key);
       this.#assertNotAborted(key, options.signal);
       try {
-        const leadership = await this.#acquireUnlessAborted(key, value, leaseMs, signal);
+        const leadership = await this.#acquireUnlessAborted(key, value, leaseMs, signal, options.renewIntervalMs);
         if (leadership) return leadership;
       } catch (error) {
         if (error instanceof ValidationError || error instanceof LeadershipError) throw error;
@@ -178,8 +195,9 @@ export class Elections {
     value: string,
     leaseMs: number,
     signal: AbortSignal,
+    renewIntervalMs: number | undefined,
   ): Promise<Leadership | null> {
-    const attempt = this.acquire(key, value, leaseMs);
+    const attempt = this.acquire(key, value, leaseMs, renewIntervalMs === undefined ? {} : { renewIntervalMs });
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<'aborted'>((resolve) => {
       onAbort = () => resolve('aborted');

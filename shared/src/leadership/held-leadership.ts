@@ -1,6 +1,5 @@
 import type { Logger } from '../logging/index.ts';
 import type { Clock } from './clock.ts';
-import { RENEW_INTERVAL_RATIO } from './defaults.ts';
 import { LeadershipError } from './errors.ts';
 import type { TtlStore } from './ttl-store.ts';
 
@@ -57,6 +56,8 @@ interface HeldLeadershipInit {
   value: string;
   term: number;
   leaseMs: number;
+  /** Time between renewals (lease/3 unless the caller says). */
+  renewIntervalMs: number;
   renewDeadlineMs: number;
   acquiredSentAtMs: number;
   onEnd: (held: HeldLeadership) => void;
@@ -103,7 +104,7 @@ export class HeldLeadership implements Leadership {
     this.leaseMs = init.leaseMs;
     this.#deadlineMs = init.acquiredSentAtMs + init.renewDeadlineMs;
     this.#armDeadline();
-    this.#schedule(init.acquiredSentAtMs + init.leaseMs * RENEW_INTERVAL_RATIO);
+    this.#schedule(init.acquiredSentAtMs + init.renewIntervalMs);
   }
 
   get signal(): AbortSignal {
@@ -182,7 +183,7 @@ export class HeldLeadership implements Leadership {
     this.#deadlineMs = sentAtMs + this.#init.renewDeadlineMs;
     this.#armDeadline();
     this.#notify('renewed', { durationMs: clock.now() - sentAtMs });
-    this.#schedule(sentAtMs + leaseMs * RENEW_INTERVAL_RATIO);
+    this.#schedule(sentAtMs + this.#init.renewIntervalMs);
   }
 
   #lose(code: 'leadership_lost' | 'leadership_renew_timeout', message: string): void {

@@ -1,4 +1,4 @@
-import { coerceError, PolyvisionError } from '../errors/index.ts';
+import { coerceError, PolyvisionError, ValidationError } from '../errors/index.ts';
 import { type Logger, silentLogger } from '../logging/index.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { KILL_THRESHOLD_RATIO } from './defaults.ts';
@@ -113,7 +113,7 @@ export class LeadershipRunner {
   }
 
   async #launch(): Promise<AbortSignal> {
-    const { elections, key, value, leaseMs, acquireTimeoutMs, retryIntervalMs, clock, logger } = this.#options;
+    const { elections, key, value, leaseMs, acquireTimeoutMs, retryIntervalMs, clock } = this.#options;
     const timeout = new AbortController();
     const cancelTimeout = clock.setTimer(() => timeout.abort(), acquireTimeoutMs);
     try {
@@ -133,12 +133,39 @@ export class LeadershipRunner {
     } finally {
       cancelTimeout();
     }
-    const leadership = this.#leadership;
-    logger.info({ key, term: leadership.term }, 'leader: starting services');
+    this.#run(this.#leadership);
+    return this.#problem.signal;
+  }
+
+  /**
+   * Like {@link launch}, for a leadership the caller has already won (with
+   * its own acquisition loop, e.g. to count attempts): watches it, starts the
+   * services, arms the killer on loss; {@link shutdown} releases it.
+   *
+   * @returns the problem signal.
+   * @throws PolyvisionError `runner_already_launched` when launched or adopted before;
+   *   ValidationError when the leadership's key is not this runner's.
+   */
+  adopt(leadership: Leadership): AbortSignal {
+    if (this.#state !== 'new') {
+      throw new PolyvisionError('runner_already_launched', 'LeadershipRunner: launch() or adopt() only once');
+    }
+    if (leadership.key !== this.#options.key) {
+      throw new ValidationError(
+        'runner_key_mismatch',
+        `leadership of ${leadership.key} given to a runner of ${this.#options.key}`,
+      );
+    }
+    this.#leadership = leadership;
+    this.#run(leadership);
+    return this.#problem.signal;
+  }
+
+  #run(leadership: Leadership): void {
+    this.#options.logger.info({ key: this.#options.key, term: leadership.term }, 'leader: starting services');
     this.#state = 'running';
     this.#startMonitor(leadership);
     this.#services = this.#startServices(leadership);
-    return this.#problem.signal;
   }
 
   /**

@@ -8,11 +8,11 @@ import { EarlyFiringClock, FailingStore, type FailureMode } from './failing-stor
  * meanwhile (never a tight loop). Memory store, manual clock.
  *
  * lease 12 000 ms: renewal due at 4 000, retries every lease/20 = 600 ms,
- * renew deadline 0.75 × lease = 9 000 ms after the acquisition was sent (at 0).
+ * renew deadline 2/3 × lease = 8 000 ms after the acquisition was sent (at 0).
  */
 describe('renewal failures end the leadership at the renew deadline', () => {
   const leaseMs = 12_000;
-  const deadlineMs = 9_000;
+  const deadlineMs = 8_000;
   const retryMs = leaseMs / 20;
   // Attempts possible between the renewal at lease/3 and the deadline, one every lease/20 at most.
   const maxAttempts = 1 + Math.floor((deadlineMs - leaseMs / 3) / retryMs);

@@ -11,19 +11,19 @@ import { StallableStore } from './stallable-store.ts';
 
 /**
  * The timing contract behind DEFAULT_LEASE_MS (shared/src/leadership/defaults.ts):
- * renewals every lease/3, give up 3/4 of a lease after the last confirmed
+ * renewals every lease/3, give up 2/3 of a lease after the last confirmed
  * renewal was sent, hence a store stall is survived when it ends within
- * 3/4 − 1/3 = 5/12 of a lease at the worst phase (stall starting just before a renewal).
+ * 2/3 − 1/3 = 1/3 of a lease at the worst phase (stall starting just before a renewal).
  */
 describe('Elections stall tolerance (manual clock)', () => {
-  const leaseMs = 12_000; // renew every 4 000 ms; renew deadline 9 000 ms; worst-case tolerance 5 000 ms
+  const leaseMs = 12_000; // renew every 4 000 ms; renew deadline 8 000 ms; worst-case tolerance 4 000 ms
 
   async function stallAtWorstPhase(stallMs: number) {
     const clock = new ManualClock(0);
     const store = new StallableStore(new MemoryTtlStore({ clock }));
     const elections = new Elections(store, { clock });
     const leadership = await elections.acquire('k', 'a', leaseMs); // sent at 0
-    await clock.advance(7_999); // renewal at 4 000 confirmed: deadline now 4 000 + 9 000 = 13 000
+    await clock.advance(7_999); // renewal at 4 000 confirmed: deadline now 4 000 + 8 000 = 12 000
     store.stall(); // the renewal due at 8 000 will wait
     await clock.advance(stallMs);
     store.resume();
@@ -36,8 +36,8 @@ describe('Elections stall tolerance (manual clock)', () => {
     return { lost, reason, stillLeading };
   }
 
-  it('survives a stall that ends within 5/12 of the lease after it began at the worst phase', async () => {
-    const outcome = await stallAtWorstPhase(4_900);
+  it('survives a stall that ends within 1/3 of the lease after it began at the worst phase', async () => {
+    const outcome = await stallAtWorstPhase(3_900);
     expect(outcome.lost).toBe(false);
     expect(outcome.stillLeading).toBe(true);
   });
@@ -48,8 +48,8 @@ describe('Elections stall tolerance (manual clock)', () => {
     const elections = new Elections(store, { clock });
     const leadership = await elections.acquire('k', 'a', leaseMs);
     expect(leadership?.holds()).toBe(true);
-    store.stall(); // the renewal at 4 000 never returns; deadline stays 9 000
-    await clock.advance(8_999);
+    store.stall(); // the renewal at 4 000 never returns; deadline stays 8 000
+    await clock.advance(7_999);
     expect(leadership?.holds()).toBe(true);
     await clock.advance(1);
     expect(leadership?.holds()).toBe(false);
@@ -59,7 +59,7 @@ describe('Elections stall tolerance (manual clock)', () => {
   });
 
   it('gives up (leadership_renew_timeout) when the stall lasts past the renew deadline', async () => {
-    const outcome = await stallAtWorstPhase(5_100);
+    const outcome = await stallAtWorstPhase(4_100);
     expect(outcome.lost).toBe(true);
     expect(outcome.reason).toMatchObject({ code: 'leadership_renew_timeout', details: { key: 'k', term: 1 } });
   });

@@ -21,6 +21,7 @@ import type {
   OutgoingMessage,
   RunHandlers,
   TopicSpec,
+  TopicState,
 } from '../message-bus.ts';
 
 export interface KafkaBusOptions {
@@ -118,6 +119,47 @@ export class KafkaBus implements MessageBus {
       if (attempt >= 20) throw new PolyvisionError('bus_topics_not_ready', 'topics have no partition leaders yet');
       await sleep(Math.min(1_000, 50 * attempt));
     }
+  }
+
+  async describeTopics(topics: string[]): Promise<Map<string, TopicState>> {
+    // A fresh admin: kafkajs caches topic metadata per client, and a grown topic must show its new count.
+    const admin = this.#kafka.admin();
+    await admin.connect();
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const existing = new Set(await admin.listTopics());
+          const states = new Map<string, TopicState>();
+          for (const topic of topics.filter((t) => existing.has(t))) {
+            const offsets = await admin.fetchTopicOffsets(topic);
+            states.set(topic, {
+              partitions: offsets.length,
+              messagesWritten: offsets.reduce((sum, p) => sum + Number(p.high), 0),
+            });
+          }
+          return states;
+        } catch (error) {
+          // Leaders of a just-created topic are still being elected (NOT_LEADER_FOR_PARTITION and kin).
+          if (attempt >= 20 || !(error as { retriable?: boolean }).retriable) throw error;
+          await sleep(Math.min(1_000, 50 * attempt));
+        }
+      }
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  async growTopic(topic: string, partitions: number): Promise<void> {
+    const admin = await this.#adminClient();
+    await admin.createPartitions({ topicPartitions: [{ topic, count: partitions }] });
+    // Usable once every new partition has a leader.
+    for (let attempt = 1; attempt <= 40; attempt++) {
+      const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+      const found = metadata.topics[0]?.partitions ?? [];
+      if (found.length >= partitions && found.every((p) => p.leader >= 0)) return;
+      await sleep(Math.min(1_000, 50 * attempt));
+    }
+    throw new PolyvisionError('bus_topics_not_ready', `topic ${topic} has no leaders for its new partitions yet`);
   }
 
   async deleteTopics(topics: string[]): Promise<void> {

@@ -6,6 +6,7 @@ import type {
   MessageBus,
   OutgoingMessage,
   TopicSpec,
+  TopicState,
 } from '../message-bus.ts';
 import { partitionForKey } from '../murmur2.ts';
 import { MemoryConsumer } from './memory-consumer.ts';
@@ -59,6 +60,25 @@ export class MemoryBus implements MessageBus {
         );
       }
     }
+  }
+
+  async describeTopics(topics: string[]): Promise<Map<string, TopicState>> {
+    const states = new Map<string, TopicState>();
+    for (const topic of topics) {
+      const logs = this.#topics.get(topic);
+      if (logs) {
+        states.set(topic, {
+          partitions: logs.length,
+          messagesWritten: logs.reduce((sum, log) => sum + log.records.length, 0),
+        });
+      }
+    }
+    return states;
+  }
+
+  async growTopic(topic: string, partitions: number): Promise<void> {
+    const logs = this.#topic(topic);
+    while (logs.length < partitions) logs.push(new MemoryLog());
   }
 
   async deleteTopics(topics: string[]): Promise<void> {

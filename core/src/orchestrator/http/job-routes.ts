@@ -11,6 +11,8 @@ export interface JobRoutesOptions {
   operatorTokens?: readonly string[];
   /** Edge tokens, checked in `edge_tokens` of `db`: each reads its own organization's jobs. @defaultValue a verifier on `db` */
   edgeTokens?: EdgeTokenVerifier;
+  /** Retry window of retriable input errors (ms), to say what a waiting stage waits for. @defaultValue none */
+  retryWindowMs?: number;
 }
 
 /** Longest id or filter value the API looks up, in characters. */
@@ -29,8 +31,9 @@ function checkId(name: string, value: string | undefined): void {
  * route needs `Authorization: Bearer <token>`: an operator token sees every
  * job; an edge token sees its own organization's jobs only (another's job
  * is `404`, another's `organization_id` filter `403`). No token: 401.
- * - `GET /api/v1/jobs/:id` → the job with its stages (status, attempts,
- *   progress, outputs, errors, timestamps); 404 `{code: 'job_not_found'}`.
+ * - `GET /api/v1/jobs/:id` → the job with its stages (status, `phase`:
+ *   queued / waiting / running, attempts, progress, outputs, errors,
+ *   `waiting_for`, timestamps); 404 `{code: 'job_not_found'}`.
  * - `GET /api/v1/jobs?status=&organization_id=&match_id=&limit=&cursor=` →
  *   `{jobs, next_cursor}`, newest first; 400 `{code: 'invalid_filter'}`;
  *   a control character (NUL, CR, LF) in the path or a filter: 400 `{code: 'invalid_characters'}`.
@@ -38,6 +41,7 @@ function checkId(name: string, value: string | undefined): void {
  */
 export function jobRoutes(db: Database, options: JobRoutesOptions = {}): Hono<{ Variables: PrincipalVariables }> {
   const app = new Hono<{ Variables: PrincipalVariables }>();
+  const retryWindowMs = options.retryWindowMs ?? null;
   app.onError(errorHandler());
   const auth = principalAuth({
     operatorTokens: options.operatorTokens ?? [],
@@ -51,7 +55,7 @@ export function jobRoutes(db: Database, options: JobRoutesOptions = {}): Hono<{ 
   app.get('/api/v1/jobs/:id', async (c) => {
     const id = c.req.param('id');
     checkId('job id', id);
-    const job = await getJob(db, id);
+    const job = await getJob(db, id, retryWindowMs);
     const principal = c.get('principal');
     if (!job || (principal.kind === 'edge' && job.organization_id !== principal.organization_id)) {
       throw new PolyvisionError('job_not_found', 'no such job', { httpStatus: 404 });
@@ -75,13 +79,17 @@ export function jobRoutes(db: Database, options: JobRoutesOptions = {}): Hono<{ 
     }
     const limit = q.limit === undefined ? undefined : Number(q.limit);
     return c.json(
-      await listJobs(db, {
-        ...(q.status ? { status: q.status as JobStatus } : {}),
-        ...(organizationId ? { organization_id: organizationId } : {}),
-        ...(q.match_id ? { match_id: q.match_id } : {}),
-        ...(limit === undefined ? {} : { limit }),
-        ...(q.cursor ? { cursor: q.cursor } : {}),
-      }),
+      await listJobs(
+        db,
+        {
+          ...(q.status ? { status: q.status as JobStatus } : {}),
+          ...(organizationId ? { organization_id: organizationId } : {}),
+          ...(q.match_id ? { match_id: q.match_id } : {}),
+          ...(limit === undefined ? {} : { limit }),
+          ...(q.cursor ? { cursor: q.cursor } : {}),
+        },
+        retryWindowMs,
+      ),
     );
   });
   return app;

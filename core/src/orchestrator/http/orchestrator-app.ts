@@ -21,6 +21,8 @@ export interface OrchestratorAppOptions {
   operatorTokens: readonly string[];
   /** `METRICS_TOKENS`: `/metrics` and the details of `/health/ready` only (Prometheus). */
   metricsTokens: readonly string[];
+  /** Retry window of retriable input errors (ms), shown as what a waiting stage waits for. @defaultValue none */
+  retryWindowMs?: number;
 }
 
 /**
@@ -37,7 +39,13 @@ export function orchestratorApp(options: OrchestratorAppOptions): Hono {
   app.onError(errorHandler());
   app.notFound(notFoundHandler);
   app.use('*', rejectControlCharacters());
-  app.route('/', jobRoutes(options.db, { operatorTokens: options.operatorTokens }));
+  app.route(
+    '/',
+    jobRoutes(options.db, {
+      operatorTokens: options.operatorTokens,
+      ...(options.retryWindowMs === undefined ? {} : { retryWindowMs: options.retryWindowMs }),
+    }),
+  );
   app.use('/metrics', tokenListAuth(serviceTokens, 'polyvision-metrics'));
   app.route('/', metricsRoute(options.registry));
   app.route('/', healthRoutes({ ready: options.ready, showDetails: (c) => hasListedToken(c, serviceTokens) }));

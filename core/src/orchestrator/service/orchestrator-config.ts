@@ -35,7 +35,17 @@ export const orchestratorConfigSchema = z.object({
   ORCHESTRATOR_STAGE_MAX_ATTEMPTS: envInt(3, 1, 100),
   ORCHESTRATOR_RETRY_INITIAL_MS: envInt(1_000, 1, 3_600_000),
   ORCHESTRATOR_RETRY_MAX_MS: envInt(100_000, 1, 86_400_000),
-  ORCHESTRATOR_STAGE_DEADLINE_MS: envInt(600_000, 1_000, 86_400_000),
+  /** Schedule-to-start of normal-priority tasks: how long one may wait for a worker (a backlog is not a failure). */
+  ORCHESTRATOR_SCHEDULE_TO_START_MS: envInt(86_400_000, 1_000, 30 * 86_400_000),
+  ORCHESTRATOR_SCHEDULE_TO_START_HIGH_MS: envInt(86_400_000, 1_000, 30 * 86_400_000),
+  /** Start-to-close of every stage: the longest one attempt may run from its claim. */
+  ORCHESTRATOR_START_TO_CLOSE_MS: envInt(21_600_000, 1_000, 7 * 86_400_000),
+  /** How long retriable input errors (`input_unavailable`) are retried with backoff, from the run's first dispatch. */
+  ORCHESTRATOR_RETRY_WINDOW_MS: envInt(1_800_000, 0, 7 * 86_400_000),
+  /** A running stage with a live claim but no progress report for this long is flagged by the reconciler. */
+  ORCHESTRATOR_STALL_AFTER_MS: envInt(600_000, 1_000, 7 * 86_400_000),
+  /** Tries of a command failing with a non-retriable error before it goes to the DLQ. */
+  ORCHESTRATOR_POISON_MAX_ATTEMPTS: envInt(5, 1, 1_000),
   ORCHESTRATOR_RELAY_POLL_INTERVAL_MS: envInt(250, 10, 60_000),
   ORCHESTRATOR_RECONCILE_CRON: z.string().default('*/15 * * * * *'),
   ORCHESTRATOR_RECONCILER_LEASE_MS: envInt(30_000, 1_000, 600_000),

@@ -1,5 +1,5 @@
 import { createMetricsRegistry, type Logger, type RunningServer, serve } from '@polyvision/shared';
-import { polyvisionTopicSpecs } from '../../bus/topics.ts';
+import { ensurePolyvisionTopics } from '../../bus/topics.ts';
 import { orchestratorApp } from '../http/orchestrator-app.ts';
 import {
   type IdempotencyCache,
@@ -40,7 +40,13 @@ export async function startOrchestratorService(
     logger,
     'polyvision-orchestrator',
   );
-  await connections.bus.ensureTopics(polyvisionTopicSpecs(config.POLYVISION_TOPIC_PREFIX));
+  try {
+    await ensurePolyvisionTopics(connections.bus, config.POLYVISION_TOPIC_PREFIX, logger);
+  } catch (error) {
+    // Wrong topics (or no broker): say so and leave nothing open, so the process exits.
+    await connections.close().catch(() => {});
+    throw error;
+  }
   const idempotency: IdempotencyCache = connections.redis
     ? new RedisIdempotencyCache(connections.redis, config.REDIS_KEY_PREFIX)
     : new MemoryIdempotencyCache();
@@ -70,7 +76,20 @@ export async function startOrchestratorService(
         coefficient: 2,
         maxMs: config.ORCHESTRATOR_RETRY_MAX_MS,
       },
-      stageDeadlineMs: config.ORCHESTRATOR_STAGE_DEADLINE_MS,
+      scheduleToStartMs: {
+        normal: config.ORCHESTRATOR_SCHEDULE_TO_START_MS,
+        high: config.ORCHESTRATOR_SCHEDULE_TO_START_HIGH_MS,
+      },
+      startToCloseMs: {
+        stitch: config.ORCHESTRATOR_START_TO_CLOSE_MS,
+        detect: config.ORCHESTRATOR_START_TO_CLOSE_MS,
+        track: config.ORCHESTRATOR_START_TO_CLOSE_MS,
+        vcam: config.ORCHESTRATOR_START_TO_CLOSE_MS,
+        analyze: config.ORCHESTRATOR_START_TO_CLOSE_MS,
+        encode: config.ORCHESTRATOR_START_TO_CLOSE_MS,
+      },
+      retryWindowMs: config.ORCHESTRATOR_RETRY_WINDOW_MS,
+      poisonMaxAttempts: config.ORCHESTRATOR_POISON_MAX_ATTEMPTS,
       relayPollIntervalMs: config.ORCHESTRATOR_RELAY_POLL_INTERVAL_MS,
     },
   });
@@ -80,6 +99,7 @@ export async function startOrchestratorService(
     db: connections.db,
     client: new JobCommandClient(producer, config.POLYVISION_TOPIC_PREFIX),
     logger,
+    stallAfterMs: config.ORCHESTRATOR_STALL_AFTER_MS,
   });
   const schedule = startReconcilerLeadership({
     reconciler,
@@ -95,9 +115,18 @@ export async function startOrchestratorService(
     registry,
     operatorTokens: config.OPS_TOKENS,
     metricsTokens: config.METRICS_TOKENS,
+    retryWindowMs: orchestrator.tuning.retryWindowMs,
     ready: {
       database: () => connections.db.query('SELECT 1'),
       partitions: () => orchestrator.ownedPartitions().length > 0,
+      // An assigned partition this replica cannot claim: its jobs stand still until it can.
+      partitions_claimed: () => {
+        const problems = orchestrator.claimProblems();
+        if (problems.length > 0) {
+          const list = problems.map((p) => `${p.partition} (${p.failures}× for ${p.sinceMs} ms: ${p.error})`);
+          throw new Error(`partitions not claimed: ${list.join('; ')}`);
+        }
+      },
     },
   });
   const http = await serve(app, { host: config.ORCHESTRATOR_HTTP_HOST, port: config.ORCHESTRATOR_HTTP_PORT });

@@ -2,12 +2,26 @@ import { type JobStatus, jobStatusSchema, ValidationError } from '@polyvision/sh
 import type { Database } from '../../db/database.ts';
 import type { JobRow, StageRow } from './job-rows.ts';
 
+/**
+ * Where a stage attempt is, beyond its stored status:
+ * - `queued`: dispatched, waiting in its task topic for a worker (schedule-to-start runs);
+ * - `waiting`: a retry is scheduled after an error (`waiting_for` says which, `retry_at` when);
+ * - `running`: a worker claimed it (start-to-close runs, its heartbeats keep it);
+ * - otherwise the stored status (`pending`, `completed`, `failed`, `cancelled`).
+ */
+export type StagePhase = 'queued' | 'waiting' | 'running' | 'pending' | 'completed' | 'failed' | 'cancelled';
+
 /** A job as the API and the CLI show it. Progress both as a fraction and in percent. */
 export interface JobView {
   job_id: string;
   organization_id: string;
   match_id: string;
   status: JobStatus;
+  /**
+   * `queued` while the job runs but every active stage waits in its queue for
+   * a worker, `waiting` while one waits for a retry, otherwise `status`.
+   */
+  phase: JobStatus | 'queued' | 'waiting';
   progress: number;
   progress_percent: number;
   error: unknown;
@@ -19,6 +33,11 @@ export interface JobView {
   stages: Array<{
     stage: string;
     status: string;
+    phase: StagePhase;
+    /** In `waiting`: the error the retry waits out (e.g. `input_unavailable`: a storage element is down). */
+    waiting_for: { code: string; message: string; retry_at: string | null; retry_until: string | null } | null;
+    /** Milliseconds queued so far (in `queued`), from when the task became visible to workers. */
+    queued_ms: number | null;
     attempt: number;
     max_attempts: number;
     model_version: string;
@@ -37,12 +56,28 @@ export interface JobView {
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
-function view(job: JobRow, stages: StageRow[]): JobView {
+function phaseOf(s: StageRow, nowMs: number): StagePhase {
+  if (s.status === 'running') return 'running';
+  if (s.status !== 'dispatched') return s.status;
+  return s.scheduled_at && new Date(s.scheduled_at).getTime() > nowMs ? 'waiting' : 'queued';
+}
+
+function view(job: JobRow, stages: StageRow[], retryWindowMs: number | null): JobView {
+  const nowMs = Date.now();
+  const phases = stages.map((s) => phaseOf(s, nowMs));
+  const active = phases.filter((p) => p === 'queued' || p === 'waiting' || p === 'running');
+  const phase =
+    job.status !== 'running' || active.length === 0 || active.includes('running')
+      ? job.status
+      : active.includes('waiting')
+        ? 'waiting'
+        : 'queued';
   return {
     job_id: job.job_id,
     organization_id: job.organization_id,
     match_id: job.match_id,
     status: job.status,
+    phase,
     progress: job.progress,
     progress_percent: Math.round(job.progress * 1000) / 10,
     error: job.error,
@@ -57,6 +92,23 @@ function view(job: JobRow, stages: StageRow[]): JobView {
       .map((s) => ({
         stage: s.stage,
         status: s.status,
+        phase: phaseOf(s, nowMs),
+        waiting_for:
+          phaseOf(s, nowMs) === 'waiting' && s.error
+            ? {
+                code: s.error.code,
+                message: s.error.message,
+                retry_at: iso(s.scheduled_at),
+                retry_until:
+                  retryWindowMs !== null && s.run_started_at
+                    ? new Date(new Date(s.run_started_at).getTime() + retryWindowMs).toISOString()
+                    : null,
+              }
+            : null,
+        queued_ms:
+          phaseOf(s, nowMs) === 'queued'
+            ? Math.max(0, nowMs - new Date(s.scheduled_at ?? s.dispatched_at ?? nowMs).getTime())
+            : null,
         attempt: s.attempt,
         max_attempts: s.max_attempts,
         model_version: s.model_version,
@@ -74,12 +126,20 @@ function view(job: JobRow, stages: StageRow[]): JobView {
   };
 }
 
-/** A job with its stages, or null. Reads only: any replica answers for any job. */
-export async function getJob(db: Database, jobId: string): Promise<JobView | null> {
+/**
+ * A job with its stages, or null. Reads only: any replica answers for any job.
+ *
+ * @param retryWindowMs - the orchestrator's retry window of waiting errors (for `waiting_for.retry_until`).
+ */
+export async function getJob(
+  db: Database,
+  jobId: string,
+  retryWindowMs: number | null = null,
+): Promise<JobView | null> {
   const job = await db.query<JobRow>(`SELECT * FROM jobs WHERE job_id = $1`, [jobId]);
   if (!job.rows[0]) return null;
   const stages = await db.query<StageRow>(`SELECT * FROM job_stages WHERE job_id = $1`, [jobId]);
-  return view(job.rows[0], stages.rows);
+  return view(job.rows[0], stages.rows, retryWindowMs);
 }
 
 export interface JobListFilter {
@@ -100,6 +160,7 @@ export interface JobListFilter {
 export async function listJobs(
   db: Database,
   filter: JobListFilter,
+  retryWindowMs: number | null = null,
 ): Promise<{ jobs: JobView[]; next_cursor: string | null }> {
   const limit = filter.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
@@ -144,6 +205,7 @@ export async function listJobs(
       view(
         job,
         stages.rows.filter((s) => s.job_id === job.job_id),
+        retryWindowMs,
       ),
     ),
     next_cursor:

@@ -39,8 +39,15 @@ export interface StageRow {
   dispatched_at: Date | null;
   started_at: Date | null;
   heartbeat_at: Date | null;
+  /** Schedule-to-start deadline while dispatched; start-to-close deadline while running. */
   deadline_at: Date | null;
   finished_at: Date | null;
+  /** When the task becomes visible to workers (dispatch + retry delay). */
+  scheduled_at: Date | null;
+  /** First dispatch of the current run (the retry window of waiting errors counts from here). */
+  run_started_at: Date | null;
+  /** Attempts of this run that ended in a waiting error (not counted against `max_attempts`). */
+  waiting_attempts: number;
 }
 
 /** The job row, locked for update (the transaction owns the job until it ends). */

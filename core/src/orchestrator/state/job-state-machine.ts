@@ -175,11 +175,20 @@ export class JobStateMachine {
       await tx.query(
         `UPDATE job_stages SET status = 'pending', progress = 0, outputs = '[]', stats = NULL, error = NULL,
            run_first_attempt = attempt + 1, model_version = $3, task_message_id = NULL, worker_id = NULL,
-           dispatched_at = NULL, started_at = NULL, heartbeat_at = NULL, deadline_at = NULL, finished_at = NULL
+           dispatched_at = NULL, started_at = NULL, heartbeat_at = NULL, deadline_at = NULL, finished_at = NULL,
+           scheduled_at = NULL, run_started_at = NULL, waiting_attempts = 0
          WHERE job_id = $1 AND stage = $2`,
         [job.job_id, s.stage, modelVersion],
       );
-      Object.assign(s, { status: 'pending', progress: 0, outputs: [], error: null, model_version: modelVersion });
+      Object.assign(s, {
+        status: 'pending',
+        progress: 0,
+        outputs: [],
+        error: null,
+        model_version: modelVersion,
+        run_started_at: null,
+        waiting_attempts: 0,
+      });
       s.run_first_attempt = s.attempt + 1;
     }
     await tx.query(
@@ -202,12 +211,13 @@ export class JobStateMachine {
   ): Promise<TransitionResult> {
     const stage = this.#current(job, stages, command);
     if (typeof stage === 'string') return { outcome: 'stale', reason: stage };
+    // The first report of an attempt is sent at the worker's claim: start-to-close counts from it.
     await tx.query(
       `UPDATE job_stages SET status = 'running', progress = GREATEST(progress, $3), worker_id = $4,
          started_at = COALESCE(started_at, now()), heartbeat_at = now(),
-         deadline_at = now() + ($5::double precision * interval '1 millisecond')
+         deadline_at = COALESCE(started_at, now()) + ($5::double precision * interval '1 millisecond')
        WHERE job_id = $1 AND stage = $2`,
-      [job.job_id, stage.stage, command.progress, command.worker_id, this.#tuning.stageDeadlineMs],
+      [job.job_id, stage.stage, command.progress, command.worker_id, this.#tuning.startToCloseMs[stage.stage]],
     );
     stage.status = 'running';
     stage.progress = Math.max(stage.progress, command.progress);
@@ -263,15 +273,14 @@ export class JobStateMachine {
   ): Promise<TransitionResult> {
     const stage = this.#current(job, stages, command);
     if (typeof stage === 'string') return { outcome: 'stale', reason: stage };
-    const attemptsInRun = stage.attempt - stage.run_first_attempt + 1;
-    if (command.error.retriable && attemptsInRun < stage.max_attempts) {
-      const delayMs = stageRetryDelayMs(attemptsInRun, this.#tuning.retry);
-      await tx.query(`UPDATE job_stages SET error = $3::jsonb WHERE job_id = $1 AND stage = $2`, [
-        job.job_id,
-        stage.stage,
-        JSON.stringify(command.error),
-      ]);
-      await this.#dispatch(tx, job, stages, stage, effects, delayMs);
+    const retry = this.#retryOf(stage, command.error);
+    if (retry) {
+      await tx.query(
+        `UPDATE job_stages SET error = $3::jsonb, waiting_attempts = waiting_attempts + $4 WHERE job_id = $1 AND stage = $2`,
+        [job.job_id, stage.stage, JSON.stringify(command.error), retry.waiting ? 1 : 0],
+      );
+      if (retry.waiting) stage.waiting_attempts += 1;
+      await this.#dispatch(tx, job, stages, stage, effects, retry.delayMs);
       effects.push(this.#event(job, stages, { stage: stage.stage, stageStatus: 'pending', error: command.error }));
       return { outcome: 'applied' };
     }
@@ -293,6 +302,25 @@ export class JobStateMachine {
       this.#event({ ...job, status: 'failed' }, stages, { stage: stage.stage, stageStatus: 'failed', error }),
     );
     return { outcome: 'applied', finished: { status: 'failed', createdAt: job.created_at } };
+  }
+
+  /**
+   * Whether a failed attempt is tried again, and after how long:
+   * - a waiting error (`waitingErrorCodes`, retriable: an input is not
+   *   reachable now) is retried with `waitRetry` backoff while the run is
+   *   younger than `retryWindowMs`, without using up `max_attempts`;
+   * - any other retriable error while the run has attempts left, with `retry` backoff.
+   * @returns null when the stage fails.
+   */
+  #retryOf(stage: StageRow, error: MessageError): { delayMs: number; waiting: boolean } | null {
+    if (!error.retriable) return null;
+    const runStartedMs = stage.run_started_at ? new Date(stage.run_started_at).getTime() : Date.now();
+    if (this.#tuning.waitingErrorCodes.includes(error.code) && Date.now() < runStartedMs + this.#tuning.retryWindowMs) {
+      return { delayMs: stageRetryDelayMs(stage.waiting_attempts + 1, this.#tuning.waitRetry), waiting: true };
+    }
+    const counted = stage.attempt - stage.run_first_attempt + 1 - stage.waiting_attempts;
+    if (counted >= stage.max_attempts) return null;
+    return { delayMs: stageRetryDelayMs(counted, this.#tuning.retry), waiting: false };
   }
 
   /** The stage row a worker report is about, or why the report is stale. */
@@ -327,7 +355,13 @@ export class JobStateMachine {
     }
   }
 
-  /** Starts the next attempt of `stage`: a new task id, the task in the outbox (after `delayMs`). */
+  /**
+   * Starts the next attempt of `stage`: a new task id, the task in the outbox
+   * (after `delayMs`). The stage is `dispatched` (queued) until a worker's
+   * claim report makes it `running`; its `deadline_at` is schedule-to-start
+   * until then. The task carries no deadline: the worker asks the database
+   * whether the task is still current when it claims it.
+   */
   async #dispatch(
     tx: Queryable,
     job: JobRow,
@@ -338,15 +372,19 @@ export class JobStateMachine {
   ): Promise<void> {
     const attempt = stage.attempt + 1;
     const messageId = randomUUID();
-    const deadlineMs = delayMs + this.#tuning.stageDeadlineMs;
+    const priority = job.priority === 'high' ? 'high' : 'normal';
+    const deadlineMs = delayMs + this.#tuning.scheduleToStartMs[priority];
     await tx.query(
       `UPDATE job_stages SET status = 'dispatched', attempt = $3, task_message_id = $4, progress = 0,
-         dispatched_at = now(), deadline_at = now() + ($5::double precision * interval '1 millisecond'),
+         dispatched_at = now(), scheduled_at = now() + ($6::double precision * interval '1 millisecond'),
+         run_started_at = COALESCE(run_started_at, now()),
+         deadline_at = now() + ($5::double precision * interval '1 millisecond'),
          started_at = NULL, heartbeat_at = NULL, worker_id = NULL
        WHERE job_id = $1 AND stage = $2`,
-      [job.job_id, stage.stage, attempt, messageId, deadlineMs],
+      [job.job_id, stage.stage, attempt, messageId, deadlineMs, delayMs],
     );
     Object.assign(stage, { status: 'dispatched', attempt, task_message_id: messageId, progress: 0 });
+    stage.run_started_at ??= new Date();
     const task: StageTask = {
       type: 'stage.task',
       message_id: messageId,
@@ -361,7 +399,6 @@ export class JobStateMachine {
       params: {
         idempotency_key: stageIdempotencyKey(stage.stage, job.organization_id, job.match_id, stage.model_version),
       },
-      deadline_at: new Date(Date.now() + deadlineMs).toISOString(),
     };
     effects.push({
       topic: this.#topics.tasks(stage.stage),

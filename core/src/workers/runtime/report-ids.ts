@@ -12,3 +12,12 @@ export function deterministicUuid(name: string): string {
   const hex = hash.subarray(0, 16).toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
+
+/**
+ * The message id of the report that an attempt was lost (`heartbeat_timeout`):
+ * the reconciler and a worker that meets the expired claim send the same id,
+ * so the job's owner applies it once.
+ */
+export function lostAttemptMessageId(taskMessageId: string): string {
+  return deterministicUuid(`${taskMessageId}:stage.lost`);
+}

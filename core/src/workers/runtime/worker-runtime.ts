@@ -15,7 +15,7 @@ import {
 import type { BusConsumer, BusProducer, BusRecord, MessageBus } from '../../bus/message-bus.ts';
 import { groupNames, topicNames } from '../../orchestrator/contracts/topics.ts';
 import { sendToDeadLetter } from '../../orchestrator/dead-letter.ts';
-import { deterministicUuid } from './report-ids.ts';
+import { deterministicUuid, lostAttemptMessageId } from './report-ids.ts';
 import type { StageClaimStore } from './stage-claims.ts';
 import type { StageHandler, StageResult } from './stage-handler.ts';
 
@@ -32,7 +32,12 @@ export interface WorkerRuntimeOptions {
   workerId?: string;
   /** Kafka session timeout of the worker groups. @defaultValue 10_000 */
   sessionTimeoutMs?: number;
-  /** Claim lease, renewed every third of it while a task runs. @defaultValue 30_000 */
+  /**
+   * Claim lease, renewed every third of it while a task runs (the task's
+   * heartbeat: a worker silent for 3 renewals loses the task, which the
+   * reconciler or another worker reports as `heartbeat_timeout`).
+   * @defaultValue 30_000
+   */
   claimLeaseMs?: number;
   /** Least milliseconds between two `stage.progress` sends of one task. @defaultValue 1_000 */
   progressIntervalMs?: number;
@@ -49,15 +54,22 @@ interface RunningTask {
  * Runs `StageHandler`s: per stage, a member of group `polyvision-worker-<stage>`
  * on `polyvision.tasks.<stage>`; results go to `polyvision.jobs.commands`
  * keyed `${organization_id}:${match_id}`. Also listens to
- * `polyvision.jobs.events` (own group, new events only) to abort tasks of
- * jobs that were cancelled or failed.
+ * `polyvision.jobs.events` (own group, new events only): on a cancelled or
+ * failed job, running tasks of the job ask the database whether they are
+ * still wanted and abort if not. The worker keeps no memory of jobs: the
+ * database says at each claim and renewal whether a task is current, so a
+ * reprocessed job runs on any worker.
  *
- * Per task: validate (else DLQ) → skip if past its deadline → claim (a
- * completed claim re-sends its result; a live foreign claim is waited for,
- * uncommitted, until it completes or its lease expires) → run with an AbortSignal, renewing the
- * claim and sending throttled progress → store the result in the claim →
- * send `stage.completed` / `stage.failed` with a deterministic message id →
- * the bus commits the offset.
+ * Per task: validate (else DLQ) → claim, only if the database says the
+ * task is the current attempt of a running job (else dropped); a completed
+ * claim re-sends its result; a live foreign claim is waited for,
+ * uncommitted; an expired one is marked lost and reported
+ * (`heartbeat_timeout`: the orchestrator dispatches a new attempt) → report
+ * the claim at once (`stage.progress` 0: the stage is `running`, its
+ * start-to-close starts) → run with an AbortSignal, renewing the claim (the
+ * heartbeat; a renewal refused aborts the run) and sending throttled
+ * progress → store the result in the claim → send `stage.completed` /
+ * `stage.failed` with a deterministic message id → the bus commits the offset.
  */
 export class WorkerRuntime {
   readonly workerId: string;
@@ -66,7 +78,6 @@ export class WorkerRuntime {
   readonly #topics: ReturnType<typeof topicNames>;
   readonly #groups: ReturnType<typeof groupNames>;
   readonly #running = new Map<string, RunningTask>();
-  readonly #stoppedJobs = new Set<string>();
   readonly #consumers: BusConsumer[] = [];
   #producer: BusProducer | null = null;
   #closing = false;
@@ -143,13 +154,28 @@ export class WorkerRuntime {
     if (!parsed.success) return;
     const event = parsed.data;
     if (event.status !== 'cancelled' && event.status !== 'failed') return;
-    this.#stoppedJobs.add(event.job_id);
-    if (this.#stoppedJobs.size > 10_000) this.#stoppedJobs.delete(this.#stoppedJobs.values().next().value!);
     for (const running of this.#running.values()) {
-      if (running.task.job_id === event.job_id) {
-        running.controller.abort(new PolyvisionError('job_cancelled', `job ${event.job_id} is ${event.status}`));
-      }
+      if (running.task.job_id === event.job_id) void this.#renew(running);
     }
+  }
+
+  /** Renews a running task's claim; aborts the run when the claim or the task is no longer wanted. */
+  async #renew(running: RunningTask): Promise<void> {
+    try {
+      const mine = await this.#options.claims.renew(running.task, this.workerId, this.#leaseMs);
+      if (!mine && !running.controller.signal.aborted) {
+        running.controller.abort(
+          new PolyvisionError('claim_lost', 'the task is no longer current or its claim was lost'),
+        );
+      }
+    } catch (error) {
+      // Database unreachable: the lease still runs; the next renewal tries again.
+      this.#logger.debug({ err: error }, 'claim renewal failed');
+    }
+  }
+
+  get #leaseMs(): number {
+    return this.#options.claimLeaseMs ?? 30_000;
   }
 
   async #onTask(handler: StageHandler, record: BusRecord, context: { heartbeat(): Promise<void> }): Promise<void> {
@@ -167,52 +193,59 @@ export class WorkerRuntime {
       });
       return;
     }
-    if (this.#stoppedJobs.has(task.job_id)) return;
-    if (task.deadline_at && Date.parse(task.deadline_at) < Date.now()) {
-      // Too late (the shared contract: give up and say so); the orchestrator retries or has already.
-      await this.#send({
-        ...this.#envelope(task, 'stage.failed'),
-        type: 'stage.failed',
-        error: {
-          code: 'deadline_exceeded',
-          message: `task reached the worker after ${task.deadline_at}`,
-          retriable: true,
-        },
+    if (this.#running.has(task.message_id)) {
+      // Handed again while this worker still runs it (the group rebalanced meanwhile): wait, uncommitted,
+      // until the run ends; then the stored result is re-sent.
+      throw new PolyvisionError('task_running_here', `task ${task.message_id} is running on this worker`, {
+        retriable: true,
       });
+    }
+    const leaseMs = this.#leaseMs;
+    const claim = await this.#options.claims.claim(task, this.workerId, leaseMs);
+    if (claim.state === 'stale') {
+      this.#logger.info({ job: task.job_id, stage: task.stage, attempt: task.attempt }, 'task no longer current');
       return;
     }
-    const leaseMs = this.#options.claimLeaseMs ?? 30_000;
-    const claim = await this.#options.claims.claim(task, this.workerId, leaseMs);
     if (claim.state === 'completed') {
       await this.#sendCompleted(task, claim.result, 0);
       return;
     }
     if (claim.state === 'failed') return; // reported already
+    if (claim.state === 'lost') {
+      // Its holder stopped heartbeating: this attempt is over; the orchestrator dispatches a new one.
+      await this.#send({
+        ...this.#envelope(task, 'stage.lost'),
+        message_id: lostAttemptMessageId(task.message_id),
+        type: 'stage.failed',
+        error: {
+          code: 'heartbeat_timeout',
+          message: `worker ${claim.owner} stopped heartbeating (its claim lease ran out); the attempt is lost`,
+          retriable: true,
+        },
+      });
+      return;
+    }
     if (claim.state === 'busy') {
       // Another worker holds a live claim (it runs the task, or it died and its
       // lease has not expired yet): not committed, so the bus hands the task
       // again after a backoff until the holder completes (we then re-send its
-      // result) or its lease expires (we then run it).
+      // result) or its lease expires (we then report the attempt lost).
       throw new PolyvisionError('task_claimed_elsewhere', `task ${task.message_id} is claimed by ${claim.owner}`, {
         retriable: true,
       });
     }
     const controller = new AbortController();
-    this.#running.set(task.message_id, { task, controller });
+    const running: RunningTask = { task, controller };
+    this.#running.set(task.message_id, running);
     const startedAt = Date.now();
-    const renew = setInterval(
-      () => {
-        void context.heartbeat().catch(() => {});
-        void this.#options.claims.renew(task, this.workerId, leaseMs).then(
-          (mine) => {
-            if (!mine) controller.abort(new PolyvisionError('claim_lost', 'the task claim was lost'));
-          },
-          () => {},
-        );
-      },
-      Math.max(50, Math.floor(leaseMs / 3)),
+    const renew = setInterval(() => void this.#renew(running), Math.max(50, Math.floor(leaseMs / 3)));
+    const sessionTimeoutMs = this.#options.sessionTimeoutMs ?? 10_000;
+    const groupHeartbeat = setInterval(
+      () => void context.heartbeat().catch(() => {}),
+      Math.max(100, Math.floor(sessionTimeoutMs / 5)),
     );
     const progress = this.#progressReporter(task);
+    progress(0, 'claimed'); // the first report: the stage is running from here (start-to-close)
     let outcome: { result: StageResult } | { error: MessageError };
     try {
       const result = await handler.run({
@@ -225,6 +258,7 @@ export class WorkerRuntime {
     } catch (error) {
       if (controller.signal.aborted) {
         clearInterval(renew);
+        clearInterval(groupHeartbeat);
         this.#running.delete(task.message_id);
         await this.#options.claims.release(task, this.workerId).catch(() => {});
         if (this.#closing) throw controller.signal.reason; // not committed: another worker takes it
@@ -240,6 +274,7 @@ export class WorkerRuntime {
       };
     } finally {
       clearInterval(renew);
+      clearInterval(groupHeartbeat);
       this.#running.delete(task.message_id);
     }
     // The run is over: record and report it, retrying bookkeeping (database or

@@ -1,5 +1,5 @@
 import type { Logger } from '@polyvision/shared';
-import { polyvisionTopicSpecs } from '../../bus/topics.ts';
+import { ensurePolyvisionTopics } from '../../bus/topics.ts';
 import { type Connections, openConnections } from '../../orchestrator/service/connections.ts';
 import { RedisStageKeys } from './redis-stage-keys.ts';
 import { PgStageClaimStore, type StageClaimStore } from './stage-claims.ts';
@@ -30,7 +30,7 @@ export async function startWorkerService(
   );
   let stageHandlers: StageHandler[];
   try {
-    await connections.bus.ensureTopics(polyvisionTopicSpecs(config.POLYVISION_TOPIC_PREFIX));
+    await ensurePolyvisionTopics(connections.bus, config.POLYVISION_TOPIC_PREFIX, logger);
     stageHandlers = await handlers(connections);
   } catch (error) {
     // A stage that cannot load (model missing, bad stage config) must not leave a process

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { serviceUrl } from '../../../../test/support/index.ts';
 import {
   AdaptiveCapacityMonitor,
+  type AdaptiveCapacityMonitorOptions,
   CapacityCache,
   type CapacityMonitorSettings,
   compileCapacityMonitorSettings,
@@ -28,6 +29,8 @@ export interface TestMonitor {
   registry: Registry;
   elections: Elections;
   cache: CapacityCache;
+  /** Times the LeadershipRunner's killer fired (it would end the process in production). */
+  kills(): number;
   close(): Promise<void>;
 }
 
@@ -36,7 +39,9 @@ export async function createMonitor(
   prefix: string,
   storageElements: StorageElementConfig[],
   settings: Partial<CapacityMonitorSettings> = {},
+  extra: Pick<AdaptiveCapacityMonitorOptions, 'fetch'> = {},
 ): Promise<TestMonitor> {
+  let kills = 0;
   const redis = new Redis(serviceUrl('REDIS_URL'), { lazyConnect: true, maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
   await redis.connect();
@@ -52,6 +57,10 @@ export async function createMonitor(
     store,
     cache,
     registry,
+    kill: () => {
+      kills += 1;
+    },
+    ...extra,
   });
   let closed = false;
   return {
@@ -60,6 +69,7 @@ export async function createMonitor(
     registry,
     elections,
     cache,
+    kills: () => kills,
     async close() {
       if (closed) return;
       closed = true;

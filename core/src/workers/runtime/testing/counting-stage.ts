@@ -17,6 +17,8 @@ export interface CountingStageOptions {
   failFirstAttempts?: (jobId: string, stage: Stage) => number;
   /** Fail with a non-retriable error when it returns true. */
   failPermanently?: (jobId: string, stage: Stage) => boolean;
+  /** Fail with this error (code, retriable flag) when it returns one, e.g. `input_unavailable` while an SE is down. */
+  failWith?: (jobId: string, stage: Stage, attempt: number) => { code: string; retriable: boolean } | null;
 }
 
 /** Creates the executions table (idempotent). */
@@ -53,6 +55,12 @@ export function countingStage(stage: Stage, options: CountingStageOptions): Stag
       if (options.failPermanently?.(task.job_id, stage)) {
         throw new PolyvisionError('test_permanent_failure', `${stage} fails for good (test double)`, {
           retriable: false,
+        });
+      }
+      const failure = options.failWith?.(task.job_id, stage, task.attempt);
+      if (failure) {
+        throw new PolyvisionError(failure.code, `${stage} attempt ${task.attempt}: ${failure.code} (test double)`, {
+          retriable: failure.retriable,
         });
       }
       if (task.attempt <= (options.failFirstAttempts?.(task.job_id, stage) ?? 0)) {
