@@ -14,6 +14,10 @@ import { PgStageClaimStore } from '../../src/workers/runtime/stage-claims.ts';
 import { testDatabaseDrivers } from './support/databases.ts';
 import { Harness, PANORAMA } from './support/harness.ts';
 
+/** An operator token for the jobs API (every route needs one). */
+const API_TOKEN = 'operator-token-for-tests-0123456789';
+const AUTHORIZED = { headers: { authorization: `Bearer ${API_TOKEN}` } };
+
 const driver = testDatabaseDrivers.find((d) => !d.skip)!;
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -58,8 +62,8 @@ describe(`reconciler, jobs API and fencing (${driver.name})`, () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const reconciler = reconcilerOf(h);
     expect((await reconciler.reconcile()).overdueStages).toBe(0);
-    const api = jobRoutes(h.db);
-    const view = (await (await api.request(`/api/v1/jobs/${jobId}`)).json()) as {
+    const api = jobRoutes(h.db, { operatorTokens: [API_TOKEN] });
+    const view = (await (await api.request(`/api/v1/jobs/${jobId}`, AUTHORIZED)).json()) as {
       phase: string;
       stages: Array<{ phase: string; queued_ms: number }>;
     };
@@ -170,10 +174,10 @@ describe(`reconciler, jobs API and fencing (${driver.name})`, () => {
       inputs: [PANORAMA],
       stages: ['detect'],
     });
-    const api = jobRoutes(h.db, { retryWindowMs: 600_000 });
+    const api = jobRoutes(h.db, { retryWindowMs: 600_000, operatorTokens: [API_TOKEN] });
     const waiting = await waitFor(
       async () => {
-        const view = (await (await api.request(`/api/v1/jobs/${jobId}`)).json()) as {
+        const view = (await (await api.request(`/api/v1/jobs/${jobId}`, AUTHORIZED)).json()) as {
           phase: string;
           stages: Array<{
             attempt: number;
