@@ -81,16 +81,22 @@ describe('leader election failover', () => {
     // The leader's Redis connection dies: it can neither renew nor release.
     a.redis.disconnect();
     const cutAt = Date.now();
-    // A stops at its renew deadline (3/4 lease after its last confirmed renewal), before its record can expire.
-    await waitFor(() => !a.monitor.isLeader, { timeoutMs: 1_400, intervalMs: 10, message: 'A stops leading' });
-    expect(b.monitor.isLeader).toBe(false);
-    await waitFor(() => b.monitor.isLeader, { timeoutMs: 8_000 });
+    // A stops at its renew deadline (3/4 lease after its last confirmed renewal), before its record can
+    // expire: sampled until B leads, the two never lead at once (an order of events, not a time).
+    let bothLed = false;
+    await waitFor(
+      () => {
+        if (a.monitor.isLeader && b.monitor.isLeader) bothLed = true;
+        return b.monitor.isLeader;
+      },
+      { timeoutMs: 30_000, intervalMs: 10, message: 'B leads' },
+    );
     const takeoverMs = Date.now() - cutAt;
+    expect(bothLed).toBe(false);
+    expect(a.monitor.isLeader).toBe(false);
     expect(b.monitor.term).toBeGreaterThan(termA);
-    // Not before A's lease could have lapsed (1.5 s TTL), not much after.
+    // Not before A's lease could have lapsed (1.5 s TTL); how soon after is measured in bench/leadership.
     expect(takeoverMs).toBeGreaterThan(500);
-    expect(takeoverMs).toBeLessThan(4_000);
-    await waitFor(() => !a.monitor.isLeader, { timeoutMs: 3_000 });
   });
 
   it('the leader renews its lock periodically and keeps its term', async () => {
@@ -99,7 +105,14 @@ describe('leader election failover', () => {
     a.monitor.start();
     await waitFor(() => a.monitor.isLeader, { timeoutMs: 5_000 });
     const term = a.monitor.term;
-    await new Promise((r) => setTimeout(r, 3_200)); // > 2 leases
+    // Two renewals (the lease is 1.5 s, so this spans more than one lease), counted, not slept for.
+    await waitFor(
+      async () =>
+        (await metricValue(a.registry, 'capacity_monitor_leader_transitions_total', {
+          transition_type: 'renewed',
+        })) >= 2,
+      { timeoutMs: 30_000, message: 'two renewals' },
+    );
     expect(a.monitor.isLeader).toBe(true);
     expect(a.monitor.term).toBe(term);
     const ttlMs = await redis.client.pttl(`${prefix}capacity_monitor:leader_lock`);
@@ -117,13 +130,12 @@ describe('leader election failover', () => {
     await waitFor(() => a.monitor.isLeader, { timeoutMs: 5_000 });
     const b = await monitor('ingest-b');
     b.monitor.start();
-    await new Promise((r) => setTimeout(r, 200));
-    const closedAt = Date.now();
+    await waitFor(async () => (await b.monitor.status()).leader_id === 'ingest-a', { timeoutMs: 30_000 });
     await a.close();
+    // Released, not left to expire: the key is no longer A's at once, so B takes it on its next try (lease/10).
     expect(await redis.client.get(`${prefix}capacity_monitor:leader_lock`)).not.toBe('ingest-a');
-    await waitFor(() => b.monitor.isLeader, { timeoutMs: 3_000 });
-    // Followers try every lease/10 (150 ms): far less than the 1.5 s TTL.
-    expect(Date.now() - closedAt).toBeLessThan(1_000);
+    await waitFor(() => b.monitor.isLeader, { timeoutMs: 30_000 });
+    expect(b.monitor.isLeader).toBe(true);
   });
 
   it('rapid leader succession issues strictly increasing terms', async () => {
