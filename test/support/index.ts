@@ -1,6 +1,7 @@
 /**
  * Helpers for every test author (import from `test/support/index.ts`):
- * - `waitFor(condition, {timeoutMs, intervalMs})`: poll instead of sleeping.
+ * - `waitFor(condition, {timeoutMs, intervalMs})`: poll instead of sleeping; the timeout
+ *   guards against hangs and is never below `WAIT_FOR_MIN_TIMEOUT_MS` (30 s) unless `exact`.
  * - `uniqueName(prefix)`, `uniqueIdentifier(prefix)`: names no concurrent test uses
  *   (Redis prefixes, Kafka topics and groups; SQL schemas and databases).
  * - `serviceUrl('REDIS_URL' | 'DATABASE_URL' | 'KAFKA_BROKERS')`: the real services
@@ -26,4 +27,4 @@ export { type ServiceVariable, serviceUrl } from './service-env.ts';
 export { type ServiceProcess, type SpawnServiceOptions, spawnService } from './service-process.ts';
 export { sharedAsset, sharedRoot } from './shared-asset.ts';
 export { uniqueIdentifier, uniqueName } from './unique-name.ts';
-export { type WaitForOptions, waitFor } from './wait-for.ts';
+export { WAIT_FOR_MIN_TIMEOUT_MS, type WaitForOptions, waitFor } from './wait-for.ts';

@@ -9,6 +9,8 @@ import { constantModel, identityModel } from '../support/onnx-builder.ts';
 
 /** The repository's own detector (committed): bad input is refused whatever the weights. */
 const MODEL_PATH = new URL('../../../models/player-detector/player-detector.onnx', import.meta.url).pathname;
+/** Its classes (core/models/player-detector/MODEL_CARD.md). */
+const CLASS_MAP = { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' } as const;
 /** Real footage to damage; the tests that need it skip in a plain clone. */
 const WALKING_MP4 = sharedAsset('footage/walking.mp4');
 
@@ -17,10 +19,10 @@ let detector: Detector;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pv-detect-bad-'));
-  detector = await Detector.open({ model: { path: MODEL_PATH }, modelVersion: 'player-detector' });
+  detector = await Detector.open({ model: { path: MODEL_PATH }, modelVersion: 'player-detector', classMap: CLASS_MAP });
 });
 afterAll(async () => {
-  await detector.close();
+  await detector?.close();
   await rm(dir, { recursive: true, force: true });
 });
 afterEach(async () => {
@@ -160,8 +162,8 @@ describe('detect refuses bad models clearly', () => {
   });
 
   it('options out of range', async () => {
-    await expect(Detector.open({ model: { path: MODEL_PATH }, modelVersion: 'x', scoreThreshold: 2 })).rejects.toEqual(
-      failure('detect_options_invalid'),
-    );
+    await expect(
+      Detector.open({ model: { path: MODEL_PATH }, modelVersion: 'x', classMap: CLASS_MAP, scoreThreshold: 2 }),
+    ).rejects.toEqual(failure('detect_options_invalid'));
   });
 });

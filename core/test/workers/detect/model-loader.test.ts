@@ -8,6 +8,8 @@ import { Detector, resolveModel, sha256OfFile } from '../../../src/workers/detec
 
 /** The repository's own detector (committed), so these tests need nothing from ../shared. */
 const MODEL_PATH = new URL('../../../models/player-detector/player-detector.onnx', import.meta.url).pathname;
+/** Its classes (core/models/player-detector/MODEL_CARD.md). */
+const CLASS_MAP = { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' } as const;
 
 let server: Server;
 let baseUrl: string;
@@ -47,7 +49,7 @@ describe('model loader: URL + sha256 + cache', () => {
     expect(second.downloaded).toBe(false);
     expect(hits.filter((h) => h === '/models/player-detector.onnx')).toHaveLength(1);
     // The detector opens straight from the URL source.
-    const detector = await Detector.open({ model: source, modelVersion: 'player-detector-url' });
+    const detector = await Detector.open({ model: source, modelVersion: 'player-detector-url', classMap: CLASS_MAP });
     expect(detector.info.sha256).toBe(sha256);
     await detector.close();
   });
