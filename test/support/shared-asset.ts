@@ -22,10 +22,10 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ORIGINS: ReadonlyArray<readonly [prefix: string, origin: string]> = [
   [
     'models/yolox_nano.onnx',
-    'YOLOX-Nano COCO detector, Apache-2.0: model/yolox_nano.onnx of github.com/Kazuhito00/YOLOX-ONNX-TFLite-Sample',
+    'YOLOX-Nano COCO detector from github.com/Kazuhito00/YOLOX-ONNX-TFLite-Sample model/yolox_nano.onnx, Apache-2.0',
   ],
-  ['footage/walking.mp4', 'MIT: docs/tracker/walking.mp4 of github.com/roboflow/supervision'],
-  ['footage/tsukuba', 'MIT: data/raw/{left,right}_camera.mp4 of github.com/AtomScott/SportsLabKit'],
+  ['footage/walking.mp4', 'github.com/roboflow/supervision docs/tracker/walking.mp4, MIT'],
+  ['footage/tsukuba', 'github.com/AtomScott/SportsLabKit data/raw/{left,right}_camera.mp4, MIT'],
   ['datasets/football-players-detection', 'Roboflow Universe football-players-detection, CC BY 4.0'],
 ];
 
@@ -51,7 +51,7 @@ export function sharedAsset(relativePath: string): string | null {
     const origin = ORIGINS.find(([prefix]) => relativePath.startsWith(prefix))?.[1] ?? 'see ../shared/README';
     const shown = relative(process.cwd(), path) || path;
     console.warn(
-      `[skip] ${shown} is missing (reference data kept beside the repository, from ${origin}): tests that need it are skipped`,
+      `[skip] ${shown} is missing (reference data kept beside the repository; source: ${origin}): tests that need it are skipped`,
     );
   }
   return null;

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestRedis, type TestRedis, uniqueName, waitFor } from '../../../test/support/index.ts';
-import type { StorageElementConfig } from '../../src/capacity/index.ts';
+import type { CapacityMonitorSettings, StorageElementConfig } from '../../src/capacity/index.ts';
 import { type FakeSe, startFakeSe } from './support/fake-se.ts';
 import { createMonitor, metricValue, type TestMonitor } from './support/monitors.ts';
 
@@ -14,8 +14,8 @@ let config: StorageElementConfig[];
 const open: TestMonitor[] = [];
 let prefix: string;
 
-async function monitor(id: string): Promise<TestMonitor> {
-  const m = await createMonitor(id, prefix, config);
+async function monitor(id: string, settings: Partial<CapacityMonitorSettings> = {}): Promise<TestMonitor> {
+  const m = await createMonitor(id, prefix, config, settings);
   open.push(m);
   return m;
 }
@@ -154,16 +154,22 @@ describe('leader election failover', () => {
 
   it('tolerates a brief Redis hiccup without losing leadership', async () => {
     prefix = `${redis.prefix}hiccup:`;
-    const a = await monitor('ingest-a');
+    // A 15 s lease: the 250 ms hiccup stays far under the renew deadline even on a loaded host.
+    const lease = { leaderTtlMs: 15_000, leaderRenewalIntervalMs: 500 };
+    const a = await monitor('ingest-a', lease);
     a.monitor.start();
     await waitFor(() => a.monitor.isLeader, { timeoutMs: 5_000 });
     const term = a.monitor.term;
-    const b = await monitor('ingest-b');
+    const b = await monitor('ingest-b', lease);
     b.monitor.start();
     a.redis.disconnect();
-    await new Promise((r) => setTimeout(r, 250)); // well under the renew deadline (0.75 × 1.5 s)
+    await new Promise((r) => setTimeout(r, 250)); // the hiccup
     await a.redis.connect();
-    await new Promise((r) => setTimeout(r, 2_000));
+    // Renewals go through again after it (counted, not slept for).
+    const renewed = () =>
+      metricValue(a.registry, 'capacity_monitor_leader_transitions_total', { transition_type: 'renewed' });
+    const renewedAfter = await renewed();
+    await waitFor(async () => (await renewed()) >= renewedAfter + 2, { message: 'two renewals after the hiccup' });
     expect(a.monitor.isLeader).toBe(true);
     expect(a.monitor.term).toBe(term);
     expect(b.monitor.isLeader).toBe(false);
