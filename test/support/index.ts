@@ -1,7 +1,7 @@
 /**
  * Helpers for every test author (import from `test/support/index.ts`):
  * - `waitFor(condition, {timeoutMs, intervalMs})`: poll instead of sleeping; the timeout
- *   guards against hangs and is never below `WAIT_FOR_MIN_TIMEOUT_MS` (30 s) unless `exact`.
+ *   guards against hangs and is never below `WAIT_FOR_MIN_TIMEOUT_MS` (120 s) unless `exact`.
  * - `uniqueName(prefix)`, `uniqueIdentifier(prefix)`: names no concurrent test uses
  *   (Redis prefixes, Kafka topics and groups; SQL schemas and databases).
  * - `serviceUrl('REDIS_URL' | 'DATABASE_URL' | 'KAFKA_BROKERS')`: the real services

@@ -3,14 +3,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /**
  * The least time `waitFor` waits before it gives up, in milliseconds. Its
  * timeout guards against a hang; it is not a speed requirement: on a loaded
- * 2-core host an event that takes 0.5 s on a quiet one can take 10 s.
+ * 2-core host (load 20–40 seen) an event that takes 1 s on a quiet one can
+ * take a minute. Below vitest's testTimeout, so the message names what hung.
  */
-export const WAIT_FOR_MIN_TIMEOUT_MS = 30_000;
+export const WAIT_FOR_MIN_TIMEOUT_MS = 120_000;
 
 export interface WaitForOptions {
   /**
    * Give up after this many milliseconds, but never before
-   * `WAIT_FOR_MIN_TIMEOUT_MS` unless `exact` is set. @defaultValue 30000
+   * `WAIT_FOR_MIN_TIMEOUT_MS` unless `exact` is set. @defaultValue 120000
    */
   timeoutMs?: number;
   /** Give up after exactly `timeoutMs` (when the caller handles the timeout itself). */

@@ -7,10 +7,12 @@ import { Detector, runDetect } from '../../../src/workers/detect/index.ts';
 import { childPids, makeClip } from '../support/media.ts';
 import { constantModel, identityModel } from '../support/onnx-builder.ts';
 
-/** The repository's own detector (committed): bad input is refused whatever the weights. */
-const MODEL_PATH = new URL('../../../models/player-detector/player-detector.onnx', import.meta.url).pathname;
-/** Its classes (core/models/player-detector/MODEL_CARD.md). */
-const CLASS_MAP = { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' } as const;
+/**
+ * Bad input is refused whatever the weights: a tiny YOLOv8-layout model (64×64 input, 2 classes,
+ * 84 anchors) that never detects anything keeps these tests cheap and needs nothing from ../shared.
+ */
+const CLASS_MAP = { 0: 'player', 1: 'ball' } as const;
+let modelPath: string;
 /** Real footage to damage; the tests that need it skip in a plain clone. */
 const WALKING_MP4 = sharedAsset('footage/walking.mp4');
 
@@ -19,7 +21,9 @@ let detector: Detector;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pv-detect-bad-'));
-  detector = await Detector.open({ model: { path: MODEL_PATH }, modelVersion: 'player-detector', classMap: CLASS_MAP });
+  modelPath = join(dir, 'nothing-detector.onnx');
+  await writeFile(modelPath, constantModel(64, [1, 6, 84], new Float32Array(6 * 84)));
+  detector = await Detector.open({ model: { path: modelPath }, modelVersion: 'nothing', classMap: CLASS_MAP });
 });
 afterAll(async () => {
   await detector?.close();
@@ -163,7 +167,7 @@ describe('detect refuses bad models clearly', () => {
 
   it('options out of range', async () => {
     await expect(
-      Detector.open({ model: { path: MODEL_PATH }, modelVersion: 'x', classMap: CLASS_MAP, scoreThreshold: 2 }),
+      Detector.open({ model: { path: modelPath }, modelVersion: 'x', classMap: CLASS_MAP, scoreThreshold: 2 }),
     ).rejects.toEqual(failure('detect_options_invalid'));
   });
 });
