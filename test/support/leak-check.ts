@@ -25,7 +25,8 @@ afterAll(async () => {
   const ports = servicePorts();
   if (ports.length > 0) {
     try {
-      await waitFor(() => openSocketsTo(ports).length === 0, { timeoutMs: 2_000, intervalMs: 50 });
+      // exact: this check handles the timeout itself (a leaked connection never closes).
+      await waitFor(() => openSocketsTo(ports).length === 0, { timeoutMs: 2_000, exact: true, intervalMs: 50 });
     } catch {
       for (const socket of openSocketsTo(ports)) {
         problems.push(
