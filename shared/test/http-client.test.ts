@@ -123,10 +123,9 @@ describe('httpJson against a real server', () => {
   });
 
   it('times out with retriable http_timeout', async () => {
-    const startedAt = performance.now();
+    // /slow answers after 2 s, so only the client's own timeout can make this fail (no wall-clock bound needed).
     const error = await failure(httpJson(`${peer.url}/slow`, { timeoutMs: 150 }));
-    expect(error).toMatchObject({ code: 'http_timeout', retriable: true });
-    expect(performance.now() - startedAt).toBeLessThan(1_500);
+    expect(error).toMatchObject({ code: 'http_timeout', retriable: true, details: { timeout_ms: 150 } });
   });
 
   it('stops with `aborted` when the caller aborts', async () => {
@@ -213,10 +212,9 @@ describe('httpJson against a raw socket peer', () => {
   });
 
   it('times out a body that stalls after the headers', async () => {
-    const startedAt = performance.now();
+    // /stall never sends the rest of its body: only the client's timeout ends this.
     const error = await failure(httpJson(`${rawUrl}/stall`, { timeoutMs: 200 }));
-    expect(error).toMatchObject({ code: 'http_timeout', retriable: true });
-    expect(performance.now() - startedAt).toBeLessThan(1_500);
+    expect(error).toMatchObject({ code: 'http_timeout', retriable: true, details: { timeout_ms: 200 } });
   });
 
   it('reuses kept-alive connections through createHttpAgent', async () => {

@@ -182,9 +182,8 @@ describe('healthRoutes', () => {
 
   it('answers ready with 503 and the failing checks, bounded by the check timeout', async () => {
     redisUp = false;
-    const startedAt = performance.now();
+    // The `hung` check never settles: an answer at all shows the check timeout bounds it.
     const ready = await call('/health/ready');
-    expect(performance.now() - startedAt).toBeLessThan(1_500);
     expect(ready.status).toBe(503);
     expect(ready.json.status).toBe('fail');
     expect(ready.json.checks.redis).toMatchObject({ ok: false, error: expect.stringMatching(/ECONNREFUSED/) });
@@ -198,33 +197,35 @@ describe('healthRoutes', () => {
 describe('serve', () => {
   it('binds port 0 to a real port and closes kept-alive connections at once', async () => {
     const app = new Hono().get('/', (c) => c.json({ ok: true }));
-    const running = await serve(app, { closeGraceMs: 10_000 });
+    // A grace far beyond the test timeout: close() returning at all shows idle connections were closed at once.
+    const running = await serve(app, { closeGraceMs: 3_600_000 });
     expect(running.port).toBeGreaterThan(0);
     expect(running.url).toBe(`http://127.0.0.1:${running.port}`);
     const agent = new Agent({ keepAliveTimeout: 60_000 });
     const response = await request(running.url, { dispatcher: agent });
     expect(await response.body.json()).toEqual({ ok: true });
-    const startedAt = performance.now();
     await running.close();
-    expect(performance.now() - startedAt).toBeLessThan(1_000);
     await expect(request(running.url, { dispatcher: agent })).rejects.toThrow();
     await agent.close();
   });
 
   it('cuts in-flight requests after closeGraceMs', async () => {
-    const app = new Hono().get('/slow', async (c) => {
-      await new Promise((r) => setTimeout(r, 5_000));
-      return c.json({ late: true });
+    let arrived: () => void = () => undefined;
+    const inHandler = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    // The handler never answers: only the grace cut can end the request (and close()).
+    const app = new Hono().get('/slow', async () => {
+      arrived();
+      return new Promise<never>(() => undefined);
     });
     const running = await serve(app, { closeGraceMs: 100 });
     const pending = request(`${running.url}/slow`).then(
       () => 'answered',
       () => 'cut',
     );
-    await new Promise((r) => setTimeout(r, 50));
-    const startedAt = performance.now();
+    await inHandler;
     await running.close();
-    expect(performance.now() - startedAt).toBeLessThan(1_000);
     expect(await pending).toBe('cut');
   });
 

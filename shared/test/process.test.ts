@@ -95,7 +95,6 @@ describe('spawnChild', () => {
     const startedAt = performance.now();
     await run.kill();
     expect(performance.now() - startedAt).toBeGreaterThanOrEqual(150);
-    expect(performance.now() - startedAt).toBeLessThan(3_000);
     expect(run.child.signalCode).toBe('SIGKILL');
     await expect(run.done).rejects.toMatchObject({ code: 'child_failed', details: { exit_signal: 'SIGKILL' } });
   });

@@ -134,17 +134,16 @@ describe('retry', () => {
   it('stops waiting at once when aborted', async () => {
     const controller = new AbortController();
     let calls = 0;
-    const startedAt = performance.now();
+    // A one-hour backoff: settling within the test at all shows the abort ended the wait.
     const pending = retry(
       async () => {
         calls++;
         throw transient();
       },
-      { attempts: 10, baseDelayMs: 60_000, jitter: 'none', signal: controller.signal },
+      { attempts: 10, baseDelayMs: 3_600_000, jitter: 'none', signal: controller.signal },
     );
     setTimeout(() => controller.abort(new Error('shutdown')), 30);
     await expect(pending).rejects.toMatchObject({ code: 'aborted' });
-    expect(performance.now() - startedAt).toBeLessThan(1_000);
     expect(calls).toBe(1);
   });
 

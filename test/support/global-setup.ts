@@ -15,13 +15,14 @@
  * - `POLYVISION_SERVICES=off` skips all this (tests that need a service then
  *   fail with a message saying so).
  *
- * Teardown: services stay up after the run (a developer's next run starts in
- * under a second, and concurrent test runs in the same checkout keep theirs),
- * except when `CI` is set and this run started all of them itself: then it
- * stops them, so a one-shot CI host ends tidy. `.ci/run` starts them before
- * the tests and stops them at exit itself.
+ * Teardown: the services this run started are stopped at the end (a fresh
+ * host ends tidy); services that already ran before it (a developer's
+ * `polyvision services up`, another run's, the ones in the environment
+ * variables) are left running. `POLYVISION_KEEP_SERVICES=1` keeps the ones it
+ * started too, so the next run starts in under a second.
  */
 import { type ServicesEnv, servicesDown, servicesUp } from '../../deploy/src/services/index.ts';
+import type { ServiceName, UpOutcome } from '../../deploy/src/services/service.ts';
 
 const VARIABLES = [
   'REDIS_URL',
@@ -43,7 +44,9 @@ export default async function setup(): Promise<(() => Promise<void>) | undefined
   const onProgress = (line: string) => process.stderr.write(`[services] ${line}\n`);
   const result = await servicesUp({ onProgress });
   for (const name of missing) process.env[name] = result.env[name];
-  const startedAll = Object.values(result.outcomes).every((outcome) => outcome === 'started');
+  const startedHere = (Object.entries(result.outcomes) as [ServiceName, UpOutcome][])
+    .filter(([, outcome]) => outcome === 'started')
+    .map(([name]) => name);
   onProgress(
     `${missing.map((name) => `${name}=${name === 'S3_SECRET_ACCESS_KEY' ? '…' : result.env[name]}`).join(' ')} (${Object.entries(
       result.outcomes,
@@ -52,9 +55,12 @@ export default async function setup(): Promise<(() => Promise<void>) | undefined
       .join(', ')}, ${result.elapsedMs} ms)`,
   );
   return async () => {
-    if (process.env.CI && startedAll) {
-      onProgress('CI run started the services: stopping them');
-      await servicesDown({ onProgress });
+    if (startedHere.length === 0) return;
+    if (process.env.POLYVISION_KEEP_SERVICES === '1') {
+      onProgress(`POLYVISION_KEEP_SERVICES=1: leaving ${startedHere.join(', ')} running`);
+      return;
     }
+    onProgress(`stopping what this run started: ${startedHere.join(', ')}`);
+    await servicesDown({ onProgress }, startedHere);
   };
 }

@@ -14,13 +14,6 @@ import { openSocketsTo, servicePorts } from './open-sockets.ts';
 import { killTrackedChildren } from './processes.ts';
 import { waitFor } from './wait-for.ts';
 
-// kafkajs 2.2.4 schedules negative timeouts on Node ≥ 23; the warning is
-// harmless and would be printed by every test that uses Kafka.
-process.removeAllListeners('warning');
-process.on('warning', (warning) => {
-  if (warning.name !== 'TimeoutNegativeWarning') process.stderr.write(`${warning.name}: ${warning.message}\n`);
-});
-
 afterAll(async () => {
   const problems: string[] = [];
 
@@ -32,7 +25,8 @@ afterAll(async () => {
   const ports = servicePorts();
   if (ports.length > 0) {
     try {
-      await waitFor(() => openSocketsTo(ports).length === 0, { timeoutMs: 2_000, intervalMs: 50 });
+      // exact: this check handles the timeout itself (a leaked connection never closes).
+      await waitFor(() => openSocketsTo(ports).length === 0, { timeoutMs: 2_000, exact: true, intervalMs: 50 });
     } catch {
       for (const socket of openSocketsTo(ports)) {
         problems.push(

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDataDir, type SeProcess, startSe, TOKEN } from '../../../storage-element/test/support/se-process.ts';
 import { createTestRedis, type TestRedis, uniqueName, waitFor } from '../../../test/support/index.ts';
 import { CapacityCache, type StorageElementConfig, selectStorage } from '../../src/capacity/index.ts';
-import { createMonitor, type TestMonitor } from './support/monitors.ts';
+import { createMonitor, metricValue, type TestMonitor } from './support/monitors.ts';
 
 /**
  * A dead storage element stays unhealthy across a capacity-monitor leader
@@ -93,7 +93,14 @@ describe('capacity monitor failover with a dead storage element', () => {
       },
       { timeoutMs: 5_000, message: "B's first writes" },
     );
-    await new Promise((r) => setTimeout(r, 1_500)); // several more polls under B
+    // Several more polls under B (counted, not slept for), sampled all along.
+    const pollsAtB = await metricValue(b.registry, 'capacity_poll_duration_seconds', {}, '_count');
+    await waitFor(
+      async () =>
+        samples.length > 50 &&
+        (await metricValue(b.registry, 'capacity_poll_duration_seconds', {}, '_count')) >= pollsAtB + 4,
+      { message: 'several more polls under B' },
+    );
     sampling = false;
     await sampler;
 

@@ -159,11 +159,17 @@ describe('placement with reservations and 507 retry', () => {
     expect(
       (await schema.pool.query(`SELECT count(*)::int AS n FROM uploads WHERE match_id = 'm-none'`)).rows[0].n,
     ).toBe(0);
-    // Once the lazy updates landed, the next try is refused without a reservation at all.
-    await new Promise((r) => setTimeout(r, 500));
-    const again = await tus.create(bytes.length, metadataFor(bytes, { match_id: 'm-none' }));
-    expect(again.status).toBe(507);
-    const why = (await again.json()) as { attempts: unknown[]; not_eligible: Record<string, string> };
+    // Once the lazy updates landed (waited for, by trying again), the next try is refused without
+    // a reservation at all.
+    const why = await waitFor(
+      async () => {
+        const again = await tus.create(bytes.length, metadataFor(bytes, { match_id: 'm-none' }));
+        expect(again.status).toBe(507);
+        const body = (await again.json()) as { attempts: unknown[]; not_eligible: Record<string, string> };
+        return Object.values(body.not_eligible).includes('too_small') ? body : undefined;
+      },
+      { intervalMs: 200, message: 'the lazy updates landed' },
+    );
     expect(why.attempts.length).toBeLessThanOrEqual(1);
     expect(Object.values(why.not_eligible)).toContain('too_small');
   });

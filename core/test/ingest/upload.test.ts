@@ -285,7 +285,8 @@ describe('expiration', () => {
         DATABASE_URL: serviceUrl('DATABASE_URL'),
         DATABASE_SCHEMA: schema.schema,
         REDIS_KEY_PREFIX: redis.prefix,
-        INGEST_UPLOAD_EXPIRATION_MS: '1000',
+        // Long enough that the first PATCH lands before it on a loaded host (1 s did not, at load 20).
+        INGEST_UPLOAD_EXPIRATION_MS: '5000',
         INGEST_EXPIRY_SWEEP_INTERVAL_MS: '200',
         STORAGE_ELEMENTS: storageElementsJson([
           { se: se1, id: 'se-a', location: 'dc1' },

@@ -12,7 +12,7 @@ const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const kafkaBrokers = process.env.KAFKA_BROKERS;
 
-describe.skipIf(!kafkaBrokers || !databaseUrl)('pnpm polyvision jobs', { timeout: 120_000 }, () => {
+describe.skipIf(!kafkaBrokers || !databaseUrl)('pnpm polyvision jobs', () => {
   let harness: Harness | undefined;
   let schema = '';
   afterEach(async () => {

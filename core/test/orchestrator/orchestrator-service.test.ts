@@ -18,7 +18,7 @@ describe('orchestrator service (embedded: in-memory bus, PGlite)', () => {
     expect(loadOrchestratorConfig({}).ORCHESTRATOR_SESSION_TIMEOUT_MS).toBe(10_000);
   });
 
-  it('serves jobs, health and the seed metrics; a job runs end to end', { timeout: 60_000 }, async () => {
+  it('serves jobs, health and the seed metrics; a job runs end to end', async () => {
     const operatorToken = 'operator-token-0123456789abcdef';
     const auth = { headers: { authorization: `Bearer ${operatorToken}` } };
     const config = loadOrchestratorConfig({

@@ -76,7 +76,8 @@ export async function servicesStatus(
 }
 
 export interface ServicesDownResult {
-  outcomes: Record<ServiceName, DownOutcome>;
+  /** What happened to each service asked for (all of them unless `only` named some). */
+  outcomes: Partial<Record<ServiceName, DownOutcome>>;
   /** Pids of leftover processes (command line naming our working folder) that were killed. */
   leftoversKilled: number[];
 }
@@ -86,15 +87,24 @@ export interface ServicesDownResult {
  * fast`, then Redis), then kills leftovers: processes whose command line names
  * our working folder (or the PostgreSQL cluster folder). External services on
  * our ports are left alone.
+ *
+ * @param only - stop just these services (e.g. the ones a test run started itself,
+ *   `'started'` in `ServicesUpResult.outcomes`); the others are left alone, and leftovers
+ *   are only swept when every service was asked for.
  */
-export async function servicesDown(options: Partial<ServicesOptions> = {}): Promise<ServicesDownResult> {
+export async function servicesDown(
+  options: Partial<ServicesOptions> = {},
+  only?: readonly ServiceName[],
+): Promise<ServicesDownResult> {
   const compiled = compileServicesOptions(options);
   return withWorkDirLock(compiled.workDir, LOCK_TIMEOUT_MS, compiled.onProgress, async () => {
-    const outcomes = {} as Record<ServiceName, DownOutcome>;
+    const outcomes: Partial<Record<ServiceName, DownOutcome>> = {};
     for (const service of [...localServices].reverse()) {
+      if (only && !only.includes(service.name)) continue;
       compiled.onProgress(`${service.name}: stopping`);
       outcomes[service.name] = await service.down(compiled);
     }
+    if (only && localServices.some((service) => !only.includes(service.name))) return { outcomes, leftoversKilled: [] };
     const needles = [compiled.workDir, await postgresClusterRoot(compiled)];
     const leftovers = new Set<number>();
     for (const needle of needles) for (const pid of await findProcessesMentioning(needle)) leftovers.add(pid);

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Clock, Elections, type Leadership, LeadershipError, type TtlStore } from '../../src/leadership/index.ts';
+import {
+  type Clock,
+  Elections,
+  type Leadership,
+  LeadershipError,
+  ManualClock,
+  type TtlStore,
+} from '../../src/leadership/index.ts';
 import { StallableStore } from './stallable-store.ts';
 
 /** One driver under test, as the conformance suite needs it. */
@@ -162,7 +169,8 @@ export function describeTtlStoreConformance(driver: ConformanceDriver): void {
         await until(() => b !== undefined, leaseMs * 3);
         const tookMs = ctx.clock.now() - startMs;
         expect(tookMs).toBeGreaterThanOrEqual(leaseMs * 0.9);
-        expect(tookMs).toBeLessThanOrEqual(leaseMs + 3 * retryIntervalMs + 300);
+        // Upper bounds hold in virtual time only; on a real clock they depend on the host's load (bench/leadership).
+        if (ctx.clock instanceof ManualClock) expect(tookMs).toBeLessThanOrEqual(leaseMs + 3 * retryIntervalMs + 300);
         expect(b?.term).toBeGreaterThan(crashedTerm ?? Number.POSITIVE_INFINITY);
       });
 
@@ -190,7 +198,8 @@ export function describeTtlStoreConformance(driver: ConformanceDriver): void {
         expect(a?.signal.reason).toMatchObject({ code: 'leadership_renew_timeout' });
         // a gave up no later than 2/3 of a lease after its last confirmed renewal,
         // which was at most lease/3 before the stall.
-        expect(lostAtMs - stalledAtMs).toBeLessThanOrEqual(leaseMs * (2 / 3) + 100);
+        if (ctx.clock instanceof ManualClock)
+          expect(lostAtMs - stalledAtMs).toBeLessThanOrEqual(leaseMs * (2 / 3) + 100);
         expect(lostAtMs).toBeLessThan(bWonAtMs);
         cut.resume();
       });

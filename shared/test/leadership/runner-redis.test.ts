@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serviceUrl } from '../../../test/support/service-env.ts';
+import { waitFor } from '../../../test/support/wait-for.ts';
 import { Elections, LeadershipRunner, type LeadershipService, RedisTtlStore } from '../../src/leadership/index.ts';
 
 /** The runner over real Redis and real time: the seed's Basic test, then a hand-over. */
@@ -64,8 +65,7 @@ describe('LeadershipRunner on Redis (REDIS_URL)', () => {
     const ticksAtStop = first.ticks;
     await launching;
     expect(vvm3.leadership?.term).toBeGreaterThan(vvm1.leadership?.term ?? Number.POSITIVE_INFINITY);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(second.ticks).toBeGreaterThan(0);
+    await waitFor(() => second.ticks > 0, { message: 'the new leader runs its service' });
     expect(first.ticks).toBe(ticksAtStop);
     expect(await vvm3.shutdown()).toBeNull();
     expect(await redis.exists(`${keyPrefix}runner`)).toBe(0);

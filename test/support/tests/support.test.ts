@@ -29,7 +29,7 @@ describe('waitFor', () => {
       () => {
         throw new Error('not yet');
       },
-      { timeoutMs: 150, intervalMs: 10, message: 'the thing' },
+      { timeoutMs: 150, exact: true, intervalMs: 10, message: 'the thing' },
     ).catch((e: unknown) => e as Error);
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
     expect(error.message).toMatch(/^waitFor: the thing not met within 150 ms; last error: not yet$/);

@@ -2,19 +2,31 @@ import { copyFile, mkdtemp, open, readdir, rm, stat, truncate, writeFile } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sharedAsset } from '../../../../test/support/index.ts';
 import { Detector, runDetect } from '../../../src/workers/detect/index.ts';
-import { childPids, makeClip, WALKING_MP4, YOLOX_NANO } from '../support/media.ts';
+import { childPids, makeClip } from '../support/media.ts';
 import { constantModel, identityModel } from '../support/onnx-builder.ts';
+
+/**
+ * Bad input is refused whatever the weights: a tiny YOLOv8-layout model (64×64 input, 2 classes,
+ * 84 anchors) that never detects anything keeps these tests cheap and needs nothing from ../shared.
+ */
+const CLASS_MAP = { 0: 'player', 1: 'ball' } as const;
+let modelPath: string;
+/** Real footage to damage; the tests that need it skip in a plain clone. */
+const WALKING_MP4 = sharedAsset('footage/walking.mp4');
 
 let dir: string;
 let detector: Detector;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pv-detect-bad-'));
-  detector = await Detector.open({ model: { path: YOLOX_NANO }, modelVersion: 'yolox-nano-coco' });
+  modelPath = join(dir, 'nothing-detector.onnx');
+  await writeFile(modelPath, constantModel(64, [1, 6, 84], new Float32Array(6 * 84)));
+  detector = await Detector.open({ model: { path: modelPath }, modelVersion: 'nothing', classMap: CLASS_MAP });
 });
 afterAll(async () => {
-  await detector.close();
+  await detector?.close();
   await rm(dir, { recursive: true, force: true });
 });
 afterEach(async () => {
@@ -49,18 +61,18 @@ describe('detect refuses bad input clearly', () => {
     );
   });
 
-  it('a truncated video', async () => {
+  it.skipIf(!WALKING_MP4)('a truncated video', async () => {
     const inputPath = join(dir, 'truncated.mp4');
-    await copyFile(WALKING_MP4, inputPath);
+    await copyFile(WALKING_MP4!, inputPath);
     await truncate(inputPath, Math.floor((await stat(inputPath)).size / 2));
     await expect(runDetect({ inputPath, outputPath: join(dir, 'c.jsonl'), detector, analysisFps: 2 })).rejects.toEqual(
       failure('video_truncated'),
     );
   });
 
-  it('a corrupt video (garbage written over the stream)', async () => {
+  it.skipIf(!WALKING_MP4)('a corrupt video (garbage written over the stream)', async () => {
     const inputPath = join(dir, 'corrupt.mp4');
-    await copyFile(WALKING_MP4, inputPath);
+    await copyFile(WALKING_MP4!, inputPath);
     const size = (await stat(inputPath)).size;
     const handle = await open(inputPath, 'r+');
     let seed = 7;
@@ -94,24 +106,27 @@ describe('detect refuses bad input clearly', () => {
     expect(summary).toMatchObject({ frames: 15, detections: 0 });
   });
 
-  it('stops promptly on abort and leaves no ffmpeg behind', async () => {
+  it.skipIf(!WALKING_MP4)('stops promptly on abort and leaves no ffmpeg behind', async () => {
     const controller = new AbortController();
-    let abortedAt = 0;
+    let aborted = false;
+    let progressAfterAbort = 0;
     const run = runDetect({
-      inputPath: WALKING_MP4,
+      inputPath: WALKING_MP4!,
       outputPath: join(dir, 'g.jsonl'),
       detector,
       signal: controller.signal,
       onProgress: (p) => {
-        if (p > 0.05 && !abortedAt) {
-          abortedAt = performance.now();
+        if (aborted) progressAfterAbort++;
+        else if (p > 0.05) {
+          aborted = true;
           controller.abort(new Error('cancelled by test'));
         }
       },
     });
     await expect(run).rejects.toThrow(/cancelled by test/);
-    // The batch in flight finishes; nothing after it runs.
-    expect(performance.now() - abortedAt).toBeLessThan(3_000);
+    // The batch in flight finishes; nothing after it runs (no further batch reports progress).
+    expect(aborted).toBe(true);
+    expect(progressAfterAbort).toBe(0);
   });
 });
 
@@ -151,8 +166,8 @@ describe('detect refuses bad models clearly', () => {
   });
 
   it('options out of range', async () => {
-    await expect(Detector.open({ model: { path: YOLOX_NANO }, modelVersion: 'x', scoreThreshold: 2 })).rejects.toEqual(
-      failure('detect_options_invalid'),
-    );
+    await expect(
+      Detector.open({ model: { path: modelPath }, modelVersion: 'x', classMap: CLASS_MAP, scoreThreshold: 2 }),
+    ).rejects.toEqual(failure('detect_options_invalid'));
   });
 });

@@ -2,8 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedAsset } from '../../../../test/support/index.ts';
 import { Detector, readDetectionsFile, runDetect } from '../../../src/workers/detect/index.ts';
-import { makeClip, WALKING_MP4, YOLOX_NANO } from '../support/media.ts';
+import { makeClip } from '../support/media.ts';
 import { constantModel } from '../support/onnx-builder.ts';
 
 let dir: string;
@@ -93,15 +94,18 @@ describe('Detector on a wide panorama (tiling)', () => {
   });
 });
 
-describe('Detector with YOLOX-Nano on walking.mp4', () => {
+const YOLOX_NANO = sharedAsset('models/yolox_nano.onnx');
+const WALKING_MP4 = sharedAsset('footage/walking.mp4');
+
+describe.skipIf(!YOLOX_NANO || !WALKING_MP4)('Detector with YOLOX-Nano on walking.mp4', () => {
   it('finds the walking people in every analysed frame', async () => {
-    const detector = await Detector.open({ model: { path: YOLOX_NANO }, modelVersion: 'yolox-nano-coco' });
+    const detector = await Detector.open({ model: { path: YOLOX_NANO! }, modelVersion: 'yolox-nano-coco' });
     try {
       expect(detector.info).toMatchObject({ layout: 'yolox', classCount: 80, inputWidth: 416, inputHeight: 416 });
       const outputPath = join(dir, 'walking.jsonl');
       let lastProgress = 0;
       const summary = await runDetect({
-        inputPath: WALKING_MP4,
+        inputPath: WALKING_MP4!,
         outputPath,
         detector,
         analysisFps: 5,
@@ -127,5 +131,6 @@ describe('Detector with YOLOX-Nano on walking.mp4', () => {
     } finally {
       await detector.close();
     }
-  });
+    // CPU-bound real inference (67 frames): a hang guard for a loaded 2-core host, like the pipeline tests'.
+  }, 300_000);
 });

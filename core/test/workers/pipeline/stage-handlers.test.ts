@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { ArtifactRef, Stage, StageTask } from '@polyvision/shared';
 import { silentLogger } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedAsset } from '../../../../test/support/index.ts';
 import { createStageHandler as analyzeHandler } from '../../../src/workers/analyze/handler.ts';
 import { createStageHandler as detectHandler } from '../../../src/workers/detect/handler.ts';
 import { digestFile, LocalArtifactIo } from '../../../src/workers/detect/index.ts';
@@ -12,7 +13,10 @@ import { createStageHandler as encodeHandler } from '../../../src/workers/encode
 import type { StageHandler, StageResult } from '../../../src/workers/runtime/stage-handler.ts';
 import { createStageHandler as trackHandler } from '../../../src/workers/track/handler.ts';
 import { createStageHandler as vcamHandler } from '../../../src/workers/vcam/handler.ts';
-import { WALKING_MP4, YOLOX_NANO } from '../support/media.ts';
+
+const WALKING_MP4 = sharedAsset('footage/walking.mp4');
+const YOLOX_NANO = sharedAsset('models/yolox_nano.onnx');
+const missing = !WALKING_MP4 || !YOLOX_NANO;
 
 let root: string;
 let io: LocalArtifactIo;
@@ -20,11 +24,12 @@ let env: Record<string, string>;
 let panorama: ArtifactRef;
 
 beforeAll(async () => {
+  if (missing) return;
   root = await mkdtemp(join(tmpdir(), 'pv-stages-'));
   io = new LocalArtifactIo(join(root, 'store'));
   await mkdir(join(root, 'store', 'org-1', 'match-1'), { recursive: true });
-  await copyFile(WALKING_MP4, join(root, 'store', 'org-1', 'match-1', 'panorama.mp4'));
-  const digest = await digestFile(WALKING_MP4);
+  await copyFile(WALKING_MP4!, join(root, 'store', 'org-1', 'match-1', 'panorama.mp4'));
+  const digest = await digestFile(WALKING_MP4!);
   panorama = {
     kind: 'panorama',
     storage_id: 'local',
@@ -33,7 +38,7 @@ beforeAll(async () => {
     sha256: digest.sha256,
   };
   env = {
-    DETECT_MODEL_PATH: YOLOX_NANO,
+    DETECT_MODEL_PATH: YOLOX_NANO!,
     DETECT_MODEL_VERSION: 'yolox-nano-coco',
     DETECT_CLASS_MAP: '0:player,32:ball',
     WORKER_WORK_DIR: join(root, 'work'),
@@ -43,7 +48,7 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
+  if (root) await rm(root, { recursive: true, force: true });
 });
 
 function task(stage: Stage, inputs: ArtifactRef[], modelVersion = 'default'): StageTask {
@@ -73,7 +78,7 @@ async function run(handler: StageHandler, t: StageTask): Promise<{ result: Stage
   return { result, progress };
 }
 
-describe('the five stages as worker handlers on walking.mp4 (one-camera rig)', () => {
+describe.skipIf(missing)('the five stages as worker handlers on walking.mp4 (one-camera rig)', () => {
   it('detect → track → vcam ∥ analyze → encode, idempotent', async () => {
     const detect = await detectHandler({ env }, { io });
     try {

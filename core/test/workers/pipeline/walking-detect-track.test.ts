@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedAsset } from '../../../../test/support/index.ts';
 import {
   Detector,
   probeVideo,
@@ -11,7 +12,9 @@ import {
   runDetect,
 } from '../../../src/workers/detect/index.ts';
 import { drawTracksPng, readTracksFile, trackDetections, writeTracksFile } from '../../../src/workers/track/index.ts';
-import { WALKING_MP4, YOLOX_NANO } from '../support/media.ts';
+
+const WALKING_MP4 = sharedAsset('footage/walking.mp4');
+const YOLOX_NANO = sharedAsset('models/yolox_nano.onnx');
 
 const ARTIFACTS = new URL('../../../../test-artifacts/', import.meta.url).pathname;
 let dir: string;
@@ -24,16 +27,16 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('walking.mp4 as a one-camera rig: detect → track', () => {
+describe.skipIf(!WALKING_MP4 || !YOLOX_NANO)('walking.mp4 as a one-camera rig: detect → track', () => {
   it('follows the walkers with stable ids and draws them on a frame', async () => {
     const detector = await Detector.open({
-      model: { path: YOLOX_NANO },
+      model: { path: YOLOX_NANO! },
       modelVersion: 'yolox-nano-coco',
       classMap: { 0: 'player' },
     });
     const detectionsPath = join(dir, 'detections.jsonl');
     try {
-      await runDetect({ inputPath: WALKING_MP4, outputPath: detectionsPath, detector, analysisFps: 12.5 });
+      await runDetect({ inputPath: WALKING_MP4!, outputPath: detectionsPath, detector, analysisFps: 12.5 });
     } finally {
       await detector.close();
     }
@@ -61,9 +64,9 @@ describe('walking.mp4 as a one-camera rig: detect → track', () => {
     }
 
     // Draw the tracks on analysed frame 150 (12 s; trails show the paths so far).
-    const info = await probeVideo(WALKING_MP4);
+    const info = await probeVideo(WALKING_MP4!);
     let png: Buffer | undefined;
-    for await (const frame of readVideoFrames(WALKING_MP4, { info, fps: 12.5 })) {
+    for await (const frame of readVideoFrames(WALKING_MP4!, { info, fps: 12.5 })) {
       if (frame.index === 150) {
         png = drawTracksPng(frame, tracks.tracks, 150);
         break;

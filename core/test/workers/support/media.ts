@@ -41,8 +41,3 @@ export async function childPids(): Promise<number[]> {
   }
   return pids;
 }
-
-/** Paths of the shared reference files (CI has `../shared` beside the repository). */
-export const SHARED = new URL('../../../../../shared/', import.meta.url).pathname;
-export const WALKING_MP4 = `${SHARED}footage/walking.mp4`;
-export const YOLOX_NANO = `${SHARED}models/yolox_nano.onnx`;
