@@ -44,16 +44,16 @@ def build(params: dict[str, np.ndarray], height: int, width: int) -> onnx.ModelP
         x = f"relu{k}"
     # Bottleneck residual block (model.RESIDUAL): relu(x + conv1x1(relu(conv3x3(x)))).
     d = RESIDUAL[2]
-    for name, kernel, pad, dil in (("res_a", 3, d, d), ("res_b", 1, 0, 1)):
+    for name, kernel, pad, dil, src in (("res_a", 3, d, d, x), ("res_b", 1, 0, 1, "res_a_relu")):
         w = const(f"{name}.weight", params[f"{name}_w"].transpose(3, 2, 0, 1).astype(np.float32))
         b = const(f"{name}.bias", params[f"{name}_b"].astype(np.float32))
-        src = x if name == "res_a" else "res_a_relu"
         nodes.append(helper.make_node(
             "Conv", [src, w, b], [name], kernel_shape=[kernel, kernel], pads=[pad] * 4,
             dilations=[dil, dil], name=name,
         ))
+        if name == "res_a":
+            nodes.append(helper.make_node("Relu", ["res_a"], ["res_a_relu"], name="res_a_relu"))
     nodes += [
-        helper.make_node("Relu", ["res_a"], ["res_a_relu"], name="res_a_relu"),
         helper.make_node("Add", [x, "res_b"], ["res_sum"], name="res_add"),
         helper.make_node("Relu", ["res_sum"], ["res_out"], name="res_relu"),
     ]
