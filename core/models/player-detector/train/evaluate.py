@@ -20,7 +20,8 @@ every higher threshold, so the sweeps need no re-run.
 Tracker thresholds (written under `tracker`): `high` = the lowest person
 score at which people precision is still >= 0.9 on the first dataset (real
 validation), `low` = the score that keeps recall within 0.01 of its maximum
-at precision >= 0.5 (ByteTrack's second association, Zhang et al. 2022).
+at precision >= 0.5 (ByteTrack's second association, Zhang et al. 2022),
+`ball` = the ball score of the highest single-frame F1 (IoU 0.5).
 
 YOLOX-Nano (COCO, `--yolox`) is run for comparison: BGR 0..255 input,
 top-left letterbox, grid decoding as the detect stage's `decodeYolox`;
@@ -246,6 +247,15 @@ def tracker_thresholds(table: dict) -> dict:
     return {"high": round(high, 3), "low": round(min(low, high), 3)}
 
 
+def best_f1_score(table: dict) -> float:
+    """The score at which F1 is highest (the ball's candidate threshold for a ball track)."""
+    p, r = table["precision"], table["recall"]
+    if not len(p):
+        return 1.0
+    f1 = 2 * p * r / np.maximum(p + r, 1e-9)
+    return round(float(table["scores"][int(np.argmax(f1))]), 3)
+
+
 def speed(models: dict[str, Model], repeats: int) -> dict[str, float]:
     """Median ms of onnxruntime's run per 1280x720 frame (letterboxed to each model's input), interleaved."""
     frame = np.random.default_rng(0).integers(0, 256, (720, 1280, 3), np.uint8)
@@ -286,7 +296,9 @@ def main() -> None:
             started = time.time()
             tables = evaluate(model, images, labels, args.min_score, args.iou)
             entry = summarise(tables, args.score)
-            entry["tracker_thresholds"] = tracker_thresholds(tables["people"][0])
+            entry["tracker_thresholds"] = {
+                **tracker_thresholds(tables["people"][0]), "ball": best_f1_score(tables["ball"][0])
+            }
             result["datasets"][dname]["results"][mname] = entry
             first_tables.setdefault(mname, tables)
             p = entry["people"]
