@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from model import CLASS_NAMES, LAYERS, NUM_CLASSES, STRIDE
+from model import CLASS_NAMES, LAYERS, NUM_CLASSES, RESIDUAL, STRIDE
 
 
 def build(params: dict[str, np.ndarray], height: int, width: int) -> onnx.ModelProto:
@@ -42,6 +42,22 @@ def build(params: dict[str, np.ndarray], height: int, width: int) -> onnx.ModelP
         ))
         nodes.append(helper.make_node("Relu", [f"conv{k}"], [f"relu{k}"], name=f"relu{k}"))
         x = f"relu{k}"
+    # Bottleneck residual block (model.RESIDUAL): relu(x + conv1x1(relu(conv3x3(x)))).
+    d = RESIDUAL[2]
+    for name, kernel, pad, dil, src in (("res_a", 3, d, d, x), ("res_b", 1, 0, 1, "res_a_relu")):
+        w = const(f"{name}.weight", params[f"{name}_w"].transpose(3, 2, 0, 1).astype(np.float32))
+        b = const(f"{name}.bias", params[f"{name}_b"].astype(np.float32))
+        nodes.append(helper.make_node(
+            "Conv", [src, w, b], [name], kernel_shape=[kernel, kernel], pads=[pad] * 4,
+            dilations=[dil, dil], name=name,
+        ))
+        if name == "res_a":
+            nodes.append(helper.make_node("Relu", ["res_a"], ["res_a_relu"], name="res_a_relu"))
+    nodes += [
+        helper.make_node("Add", [x, "res_b"], ["res_sum"], name="res_add"),
+        helper.make_node("Relu", ["res_sum"], ["res_out"], name="res_relu"),
+    ]
+    x = "res_out"
     hw = const("head.weight", params["head_w"].transpose(3, 2, 0, 1).astype(np.float32))
     hb = const("head.bias", params["head_b"].astype(np.float32))
     nodes.append(helper.make_node("Conv", [x, hw, hb], ["raw"], kernel_shape=[1, 1], name="head"))
@@ -77,7 +93,8 @@ def build(params: dict[str, np.ndarray], height: int, width: int) -> onnx.ModelP
         "task": "detect",
         "layout": "[1, 4 + C, N]: cx, cy, w, h (input pixels), class scores (sigmoid)",
         "normalisation": "RGB, pixel / 255, NCHW; letterbox with grey 114 to the input size",
-        "licence": "CC0-1.0 (weights trained from scratch on Polyvision synthetic data)",
+        "licence": "CC BY 4.0 (trained on Polyvision synthetic data and on the CC BY 4.0 "
+        "football-players-detection set; see MODEL_CARD.md for the attribution)",
     }.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value

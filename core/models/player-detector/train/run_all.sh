@@ -1,14 +1,33 @@
 #!/usr/bin/env bash
 # Reproduces core/models/player-detector/player-detector.onnx and its metrics:
-# dataset from the TypeScript generator (training seeds 100-109, held-out
-# seeds 900-901), training, ONNX export (checked against JAX), evaluation.
-# Needs Node 24 first on PATH, ffmpeg, Python 3.11. CPU only; about 20-40
-# minutes on 2 cores. Work files go to $WORK (default /tmp/player-detector).
+# synthetic dataset from the TypeScript generator (training seeds 100-109,
+# held-out seeds 900-901), the real football-players-detection frames split by
+# match (split.json), two synthetic-only stages, a mixed real + synthetic stage
+# with the wide-camera augmentations, ONNX export (checked against JAX), and
+# the side-by-side evaluation (new, previous, YOLOX-Nano) on the real
+# validation matches and the synthetic held-out seeds.
+# Needs Node 24 first on PATH, ffmpeg, Python 3.11, and ../shared beside the
+# repository (the real set is read from there, never copied into the repo).
+# CPU only. Work files go to $WORK (default /tmp/player-detector).
+#
+#   INIT_ONNX=path   skip the two synthetic-only stages and start the mixed stage
+#                    from these weights (the released model was made this way
+#                    from the previous, synthetic-only player-detector.onnx,
+#                    which is exactly what those two stages produce)
+#   MIX_STEPS, MIX_MINUTES   length of the mixed stage (steps, wall-clock cap)
 set -euo pipefail
 cd "$(dirname "$0")"
 WORK=${WORK:-/tmp/player-detector}
 STEPS=${STEPS:-3000}
 FT_STEPS=${FT_STEPS:-1000}
+MIX_STEPS=${MIX_STEPS:-700}
+MIX_MINUTES=${MIX_MINUTES:-54}
+REAL=${REAL:-../../../../../shared/datasets/football-players-detection}
+YOLOX=${YOLOX:-../../../../../shared/models/yolox_nano.onnx}
+if [ ! -d "$REAL/images" ]; then
+  echo "missing $REAL/images (the football-players-detection set; set REAL=...)" >&2
+  exit 1
+fi
 mkdir -p "$WORK"
 if [ ! -x "$WORK/venv/bin/python" ]; then
   python3 -m venv "$WORK/venv"
@@ -17,9 +36,23 @@ fi
 PY="$WORK/venv/bin/python"
 [ -f "$WORK/train/images.npy" ] || "$PY" dataset.py --out "$WORK/train" --seeds 100-109 --fps 2 --duration 20
 [ -f "$WORK/heldout/images.npy" ] || "$PY" dataset.py --out "$WORK/heldout" --seeds 900-901 --fps 1 --duration 20
-"$PY" train.py --data "$WORK/train" --out "$WORK/params.npz" --steps "$STEPS" --seed 0
-# Second stage: rarer classes (referee, ball) favoured, lower learning rate.
-"$PY" train.py --data "$WORK/train" --out "$WORK/params-ft.npz" --init "$WORK/params.npz" \
-  --steps "$FT_STEPS" --lr 5e-4 --class-sampling 1,3,10,12 --seed 1
-"$PY" export_onnx.py --params "$WORK/params-ft.npz" --out ../player-detector.onnx
-"$PY" evaluate.py --model ../player-detector.onnx --data "$WORK/heldout" --score 0.3 --out ../metrics.json
+[ -f "$WORK/real-train/images.npy" ] || "$PY" real_dataset.py --src "$REAL" --part train --out "$WORK/real-train"
+[ -f "$WORK/real-val/images.npy" ] || "$PY" real_dataset.py --src "$REAL" --part validation --out "$WORK/real-val"
+# The model this run replaces, for the side-by-side table.
+[ -f "$WORK/previous.onnx" ] || cp ../player-detector.onnx "$WORK/previous.onnx"
+if [ -n "${INIT_ONNX:-}" ]; then
+  INIT="$INIT_ONNX"
+else
+  "$PY" train.py --data "$WORK/train" --out "$WORK/params.npz" --steps "$STEPS" --seed 0
+  # Second stage: rarer classes (referee, ball) favoured, lower learning rate.
+  "$PY" train.py --data "$WORK/train" --out "$WORK/params-ft.npz" --init "$WORK/params.npz" \
+    --steps "$FT_STEPS" --lr 5e-4 --class-sampling 1,3,10,12 --seed 1
+  INIT="$WORK/params-ft.npz"
+fi
+# Mixed stage: 60 % real crops at scale 0.3-1.0 (players ~16-54 px), 40 % synthetic at 0.6-1.15,
+# wide-camera augmentations (augment.py); adds the residual block (identity at start).
+"$PY" train.py --data "$WORK/train:0.4:0.6-1.15" --data "$WORK/real-train:0.6:0.3-1.0" --augment 1 \
+  --init "$INIT" --out "$WORK/params-mixed.npz" --steps "$MIX_STEPS" --lr 1e-3 --seed 2 --max-minutes "$MIX_MINUTES"
+"$PY" export_onnx.py --params "$WORK/params-mixed.npz" --out ../player-detector.onnx
+"$PY" evaluate.py --model new=../player-detector.onnx --model previous="$WORK/previous.onnx" --yolox "$YOLOX" \
+  --data real="$WORK/real-val" --data synthetic="$WORK/heldout" --out ../metrics.json

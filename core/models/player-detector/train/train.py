@@ -1,7 +1,9 @@
 """Trains the player detector (model.py) on a dataset made by dataset.py.
 
-Each step takes a batch of random crops (most centred near an object, rarer
-classes favoured), flips and brightness jitter, builds anchor-free targets
+Each step takes a batch of random crops from one or more datasets (most
+centred near an object, rarer classes favoured; each source with its share
+and its range of crop scales), flips and colour jitter (or, with --augment,
+the wide-camera augmentations of augment.py), builds anchor-free targets
 (FCOS-style centre sampling on the stride-8 grid) and minimises
     focal loss (Lin et al. 2017, alpha 0.25, gamma 2) on the class scores
   + 2 x L1 on (dx, dy, log w/8, log h/8) of the positive cells,
@@ -10,6 +12,8 @@ learning-rate schedule. Deterministic for a seed (numpy + JAX on CPU).
 
 Usage:
     python train.py --data data/train --out work/params.npz --steps 3000
+    python train.py --data data/train:0.5:0.5-1 --data data/real-train:0.5:0.3-1 --augment 1 \
+        --init work/params-ft.npz --out work/params-mixed.npz --steps 4000
 """
 from __future__ import annotations
 
@@ -22,7 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from model import NUM_CLASSES, STRIDE, forward, init_params
+from augment import photometric, scaled_crop
+from model import NUM_CLASSES, STRIDE, forward, init_params, params_from_onnx, with_residual
 
 # Sampling weight of a crop centred on an object of each class (player, goalkeeper, referee, ball).
 CLASS_SAMPLING = np.array([1.0, 4.0, 4.0, 6.0])
@@ -82,46 +87,73 @@ def build_targets(boxes: np.ndarray, crop: int, ball_radius_cells: int = 0):
     return cls, tgt, pos, valid
 
 
-class Sampler:
-    def __init__(
-        self, data: Path, crop: int, seed: int, class_sampling: np.ndarray = CLASS_SAMPLING, ball_radius_cells: int = 0
-    ):
-        self.ball_radius_cells = ball_radius_cells
-        self.images = np.load(data / "images.npy", mmap_mode="r")
-        labels = np.load(data / "labels.npy")
-        self.crop = crop
-        self.rng = np.random.default_rng(seed)
+class Source:
+    """One dataset (dataset.py / real_dataset.py format) with its share of crops and its scale range."""
+
+    def __init__(self, spec: str, class_sampling: np.ndarray):
+        path, _, rest = spec.partition(":")
+        weight, _, scales = rest.partition(":")
+        self.path = Path(path)
+        self.weight = float(weight or 1)
+        lo, _, hi = (scales or "1-1").partition("-")
+        self.scale_range = (float(lo), float(hi or lo))
+        self.images = np.load(self.path / "images.npy", mmap_mode="r")
+        labels = np.load(self.path / "labels.npy")
         self.by_frame = [labels[labels[:, 0] == f, 1:] for f in range(len(self.images))]
         self.labels = labels
         weights = class_sampling[labels[:, 1].astype(int)] * (labels[:, 6] >= MIN_VISIBILITY)
         self.object_p = weights / weights.sum()
 
-    def batch(self, size: int):
-        n, height, width, _ = self.images.shape
+
+class Sampler:
+    """Random training crops from one or more sources (see --data)."""
+
+    def __init__(
+        self, sources: list[str], crop: int, seed: int, class_sampling: np.ndarray = CLASS_SAMPLING,
+        ball_radius_cells: int = 0, augment: float = 0.0,
+    ):
+        self.ball_radius_cells = ball_radius_cells
+        self.sources = [Source(spec, class_sampling) for spec in sources]
+        w = np.array([src.weight for src in self.sources])
+        self.source_p = w / w.sum()
+        self.crop = crop
+        self.augment = augment
+        self.rng = np.random.default_rng(seed)
+
+    def sample(self):
+        src = self.sources[self.rng.choice(len(self.sources), p=self.source_p)]
+        n, height, width, _ = src.images.shape
         c = self.crop
-        xs, cls, tgt, pos, valid = [], [], [], [], []
-        for _ in range(size):
-            if self.rng.random() < 0.8:
-                obj = self.labels[self.rng.choice(len(self.labels), p=self.object_p)]
-                f = int(obj[0])
-                cx = (obj[2] + obj[4]) / 2 + self.rng.uniform(-c / 3, c / 3)
-                cy = (obj[3] + obj[5]) / 2 + self.rng.uniform(-c / 3, c / 3)
-                x0 = int(np.clip(cx - c / 2, 0, width - c))
-                y0 = int(np.clip(cy - c / 2, 0, height - c))
-            else:
-                f = int(self.rng.integers(n))
-                x0 = int(self.rng.integers(width - c + 1))
-                y0 = int(self.rng.integers(height - c + 1))
-            img = np.asarray(self.images[f, y0 : y0 + c, x0 : x0 + c], np.float32) / 255.0
-            boxes = self.by_frame[f][:, [0, 1, 2, 3, 4, 5]].copy()
-            boxes[:, [1, 3]] -= x0
-            boxes[:, [2, 4]] -= y0
-            if self.rng.random() < 0.5:
-                img = img[:, ::-1]
-                boxes[:, [1, 3]] = c - boxes[:, [3, 1]]
+        lo, hi = src.scale_range
+        scale = float(np.exp(self.rng.uniform(np.log(lo), np.log(hi)))) if hi > lo else lo
+        win = c / scale
+        if self.rng.random() < 0.8:
+            obj = src.labels[self.rng.choice(len(src.labels), p=src.object_p)]
+            f = int(obj[0])
+            cx = (obj[2] + obj[4]) / 2 + self.rng.uniform(-win / 3, win / 3)
+            cy = (obj[3] + obj[5]) / 2 + self.rng.uniform(-win / 3, win / 3)
+            x0, y0 = float(np.clip(cx - win / 2, 0, width - win)), float(np.clip(cy - win / 2, 0, height - win))
+        else:
+            f = int(self.rng.integers(n))
+            x0, y0 = self.rng.uniform(0, width - win), self.rng.uniform(0, height - win)
+        if scale == 1.0:
+            x0, y0 = float(int(x0)), float(int(y0))
+        img, boxes = scaled_crop(src.images[f], src.by_frame[f], x0, y0, c, scale, self.rng)
+        if self.augment > 0:
+            img = photometric(img, self.rng, self.augment)
+        else:
+            img = np.asarray(img, np.float32) / 255.0
             img = img * self.rng.uniform(0.8, 1.2) * self.rng.uniform(0.95, 1.05, size=3)
             img = np.clip(img + self.rng.uniform(-0.05, 0.05), 0, 1)
-            t = build_targets(boxes, c, self.ball_radius_cells)
+        if self.rng.random() < 0.5:
+            img = img[:, ::-1]
+            boxes[:, [1, 3]] = c - boxes[:, [3, 1]]
+        return img, build_targets(boxes, c, self.ball_radius_cells)
+
+    def batch(self, size: int):
+        xs, cls, tgt, pos, valid = [], [], [], [], []
+        for _ in range(size):
+            img, t = self.sample()
             xs.append(img)
             cls.append(t[0])
             tgt.append(t[1])
@@ -145,14 +177,20 @@ def loss_fn(params, x, cls, tgt, pos, valid):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", required=True, type=Path)
+    ap.add_argument(
+        "--data", required=True, action="append",
+        help="PATH[:WEIGHT[:MIN-MAX]]: a dataset folder, its share of the crops and the range of the crop "
+        "scale (output px per source px, log-uniform); repeat to mix sources",
+    )
+    ap.add_argument("--augment", type=float, default=0.0,
+                    help="strength of the wide-camera augmentations (augment.py); 0 = the old brightness jitter only")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--crop", type=int, default=192)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--init", type=Path, help="start from these parameters (a second, fine-tuning stage)")
+    ap.add_argument("--init", type=Path, help="start from these parameters (.npz of train.py, or an exported .onnx)")
     ap.add_argument(
         "--class-sampling", default="1,4,4,6",
         help="relative chance that a crop is centred on a player, goalkeeper, referee, ball",
@@ -163,10 +201,14 @@ def main() -> None:
     sampling = np.array([float(v) for v in args.class_sampling.split(",")])
     if sampling.shape != (NUM_CLASSES,) or (sampling < 0).any():
         raise SystemExit(f"--class-sampling needs {NUM_CLASSES} non-negative numbers")
-    sampler = Sampler(args.data, args.crop, args.seed, sampling, args.ball_radius_cells)
+    sampler = Sampler(args.data, args.crop, args.seed, sampling, args.ball_radius_cells, args.augment)
     if args.init:
-        loaded = np.load(args.init)
-        params = {k: jnp.asarray(loaded[k]) for k in loaded.files if k != "steps_done"}
+        if args.init.suffix == ".onnx":
+            loaded = params_from_onnx(args.init)
+        else:
+            npz = np.load(args.init)
+            loaded = {k: npz[k] for k in npz.files if k != "steps_done"}
+        params = {k: jnp.asarray(v) for k, v in with_residual(loaded, args.seed).items()}
     else:
         params = {k: jnp.asarray(v) for k, v in init_params(args.seed).items()}
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, min(100, args.steps // 10), args.steps, args.lr * 0.02)
