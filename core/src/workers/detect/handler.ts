@@ -17,7 +17,7 @@ import {
   withWorkDir,
 } from './stage-io.ts';
 
-/** The repository's default model (trained on synthetic footage; core/models/player-detector). */
+/** The repository's default model (trained on real and synthetic football frames; core/models/player-detector/MODEL_CARD.md). */
 export const DEFAULT_MODEL_PATH = fileURLToPath(
   new URL('../../../models/player-detector/player-detector.onnx', import.meta.url),
 );
@@ -57,7 +57,7 @@ export const detectEnvSchema = z.object({
     .regex(/^[0-9a-fA-F]{64}$/, { message: '64 hex digits' })
     .optional(),
   DETECT_MODEL_CACHE_DIR: z.string().default('.cache/models'),
-  DETECT_MODEL_VERSION: z.string().min(1).max(128).default('player-detector-1'),
+  DETECT_MODEL_VERSION: z.string().min(1).max(128).default('player-detector-2'),
   DETECT_MODEL_LAYOUT: envEnum(['auto', 'yolov8', 'yolox'] as const, 'auto'),
   DETECT_CLASS_MAP: classMap('0:player,1:goalkeeper,2:referee,3:ball'),
   DETECT_ANALYSIS_FPS: optionalNumber(0.1, 240),

@@ -38,7 +38,7 @@ describe('default player detector', () => {
   it('finds the people of a held-out synthetic clip (precision and recall ≥ 0.8 at IoU 0.5)', async () => {
     const detector = await Detector.open({
       model: { path: MODEL },
-      modelVersion: 'player-detector-1',
+      modelVersion: 'player-detector-2',
       classMap: { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' },
     });
     try {
