@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { copyFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Alarms, createStitcher, Spool, Uploader } from '@polyvision/edge';
+import { Alarms, createStitcher, Spool, selfCalibrate, Uploader } from '@polyvision/edge';
 import { PolyvisionError, type VenueCalibration, venueCalibrationSchema } from '@polyvision/shared';
 
 /** What the demo edge stitches. */
@@ -24,8 +24,14 @@ export interface EdgePanorama {
   widthPx: number | null;
   heightPx: number | null;
   stitchMs: number;
-  /** The venue calibration the panorama was stitched with (its pixel frame); null for a one-camera rig without one. */
+  /**
+   * The venue calibration the panorama was stitched with (its pixel frame), sent with the match;
+   * null for a one-camera rig without one, and for a self-calibration, whose pitch frame is not
+   * registered (analytics then stay in pixels).
+   */
   venue: VenueCalibration | null;
+  /** The self-calibration made from the footage (2 cameras without --calibration), else null. */
+  selfCalibration: { venuePath: string; venue: VenueCalibration; calibrationMs: number } | null;
 }
 
 /**
@@ -74,15 +80,29 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
       heightPx: null,
       stitchMs: 0,
       venue: null,
+      selfCalibration: null,
     };
   }
-  if (!input.calibrationPath) {
+  let selfCalibration: EdgePanorama['selfCalibration'] = null;
+  if (!input.calibrationPath && input.cameraPaths.length !== 2) {
     throw new PolyvisionError(
       'demo_calibration_mismatch',
       `${input.cameraPaths.length} cameras need a venue calibration (--calibration venue.json) to be stitched`,
     );
   }
-  const venue = await readCalibration(input.calibrationPath);
+  if (!input.calibrationPath) {
+    // A club's two cameras and no calibration: the edge calibrates the rig from the footage.
+    const calibrationStarted = performance.now();
+    const calibrated = await selfCalibrate(input.cameraPaths, { venueId: 'demo-venue', ...(signal ? { signal } : {}) });
+    const venuePath = join(workDir, 'venue.json');
+    await writeFile(venuePath, `${JSON.stringify(calibrated.venue, null, 2)}\n`);
+    selfCalibration = {
+      venuePath,
+      venue: calibrated.venue,
+      calibrationMs: Math.round(performance.now() - calibrationStarted),
+    };
+  }
+  const venue = selfCalibration ? selfCalibration.venue : await readCalibration(input.calibrationPath as string);
   if (venue.cameras.length !== input.cameraPaths.length) {
     throw new PolyvisionError(
       'demo_calibration_mismatch',
@@ -103,7 +123,8 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
     widthPx: stitcher.widthPx,
     heightPx: stitcher.heightPx,
     stitchMs: Math.round(performance.now() - started),
-    venue: stitcher.venue,
+    venue: stitcher.venue.quality?.pitch_registered === false ? null : stitcher.venue,
+    selfCalibration,
   };
 }
 
