@@ -26,8 +26,14 @@ export function homographySqrt(h: readonly number[]): number[] {
   let y = m.clone();
   let z = Matrix.eye(3);
   for (let i = 0; i < 100; i++) {
-    const yi = inverse(y);
-    const zi = inverse(z);
+    let yi: Matrix;
+    let zi: Matrix;
+    try {
+      yi = inverse(y);
+      zi = inverse(z);
+    } catch (error) {
+      throw new Error(`no real square root of the homography (${(error as Error).message})`);
+    }
     const yNext = y.clone().add(zi).mul(0.5);
     const zNext = z.clone().add(yi).mul(0.5);
     const change = yNext.clone().sub(y).norm('frobenius');
