@@ -27,6 +27,8 @@ export interface MatchOptions {
   maxFeatures?: number;
   /** Lowe ratio: best distance / second best below this. @defaultValue 0.8 */
   ratio?: number;
+  /** Where features may be detected in A and B (255 = yes, same size as the image); everywhere when absent. */
+  masks?: [Uint8Array | null, Uint8Array | null];
 }
 
 /**
@@ -42,11 +44,11 @@ export async function matchFeatures(
   const ratio = options.ratio ?? 0.8;
   const orb = new cv.ORB(options.maxFeatures ?? 12_000, 1.2, 8, 31, 0, 2, cv.ORB_HARRIS_SCORE, 31, 10);
   const matsToFree: Array<{ delete(): void }> = [orb];
-  const detect = (img: GrayImage) => {
+  const detect = (img: GrayImage, maskData: Uint8Array | null | undefined) => {
     const mat = cv.matFromArray(img.heightPx, img.widthPx, cv.CV_8UC1, img.data);
     const keypoints = new cv.KeyPointVector();
     const descriptors = new cv.Mat();
-    const mask = new cv.Mat();
+    const mask = maskData ? cv.matFromArray(img.heightPx, img.widthPx, cv.CV_8UC1, maskData) : new cv.Mat();
     orb.detectAndCompute(mat, mask, keypoints, descriptors);
     matsToFree.push(mat, keypoints, descriptors, mask);
     const points: Array<[number, number]> = [];
@@ -57,8 +59,8 @@ export async function matchFeatures(
     return { points, descriptors };
   };
   try {
-    const fa = detect(a);
-    const fb = detect(b);
+    const fa = detect(a, options.masks?.[0]);
+    const fb = detect(b, options.masks?.[1]);
     if (fa.points.length < 2 || fb.points.length < 2) {
       return { matches: [], featuresA: fa.points.length, featuresB: fb.points.length };
     }
