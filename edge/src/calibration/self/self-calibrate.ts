@@ -251,7 +251,7 @@ export async function selfCalibrate(
     fit = homographyRansac(
       pairs.map((p) => p.b),
       pairs.map((p) => p.a),
-      { thresholdPx: 3, maxIterations: 5000 },
+      { thresholdPx: 3, maxIterations: 5000, minInlierRatio: 0.2 },
     );
   } catch (error) {
     if (error instanceof PolyvisionError) throw noOverlap(error.message);
