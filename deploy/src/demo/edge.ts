@@ -6,6 +6,9 @@ import { pipeline } from 'node:stream/promises';
 import { Alarms, createStitcher, Spool, selfCalibrate, Uploader } from '@polyvision/edge';
 import { PolyvisionError, type VenueCalibration, venueCalibrationSchema } from '@polyvision/shared';
 
+/** Width cap of the panorama when the demo self-calibrates two cameras, pixels. */
+export const DEMO_PANORAMA_MAX_WIDTH_PX = 5120;
+
 /** What the demo edge stitches. */
 export interface EdgeInput {
   /** Camera videos; one video = a one-camera rig (no stitching). */
@@ -93,7 +96,13 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
   if (!input.calibrationPath) {
     // A club's two cameras and no calibration: the edge calibrates the rig from the footage.
     const calibrationStarted = performance.now();
-    const calibrated = await selfCalibrate(input.cameraPaths, { venueId: 'demo-venue', ...(signal ? { signal } : {}) });
+    // 5120 px wide (3.9 Mpx, under one source camera's 5.3 Mpx) keeps the demo's stitch and detection
+    // practical on a small host; `polyvision edge calibrate` defaults to 7680.
+    const calibrated = await selfCalibrate(input.cameraPaths, {
+      venueId: 'demo-venue',
+      maxPanoramaWidthPx: DEMO_PANORAMA_MAX_WIDTH_PX,
+      ...(signal ? { signal } : {}),
+    });
     const venuePath = join(workDir, 'venue.json');
     await writeFile(venuePath, `${JSON.stringify(calibrated.venue, null, 2)}\n`);
     selfCalibration = {
