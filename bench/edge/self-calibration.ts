@@ -20,7 +20,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createStitcher, selfCalibrate } from '../../edge/src/index.ts';
+import { createStitcher, distortDivision, selfCalibrate, undistortDivision } from '../../edge/src/index.ts';
 import { generateMatch, mat3FromRows, mat3Invert, resolveFfmpegPath, spawnChild } from '../../shared/src/index.ts';
 
 const { values } = parseArgs({ options: { 'skip-stitch': { type: 'boolean' }, 'skip-real': { type: 'boolean' } } });
@@ -143,7 +143,7 @@ try {
   const s0 = performance.now();
   const cal = await selfCalibrate([join(clip, 'camera-0.mp4'), join(clip, 'camera-1.mp4')]);
   const synthS = (performance.now() - s0) / 1000;
-  // Estimated B → A (undistorted pixels): inv(image_to_panorama A) · image_to_panorama B; truth likewise.
+  // Camera B's recorded pixels → camera A's recorded pixels: estimated (undistort, B → A, distort) against the truth.
   const est = [
     mat3Invert(mat3FromRows(cal.venue.cameras[0]!.image_to_panorama)),
     mat3FromRows(cal.venue.cameras[1]!.image_to_panorama),
@@ -152,12 +152,16 @@ try {
     mat3Invert(mat3FromRows(truth.cameras[0].image_to_panorama)),
     mat3FromRows(truth.cameras[1].image_to_panorama),
   ];
+  const dm = cal.venue.cameras[0]!.division_model!;
+  const lens = { lambda: dm.lambda, cx: dm.center_px[0], cy: dm.center_px[1], normPx: dm.norm_px };
   const errors: number[] = [];
   for (let v = 0; v < 720; v += 8) {
     for (let u = 0; u < 1280; u += 8) {
       const [tx, ty] = apply(tru[0] as number[], ...apply(tru[1] as number[], u, v));
       if (!(tx >= 0 && tx < 1280 && ty >= 0 && ty < 720)) continue;
-      const [ex, ey] = apply(est[0] as number[], ...apply(est[1] as number[], u, v));
+      const [ux, uy] = undistortDivision(lens, u, v);
+      const [mx, my] = apply(est[0] as number[], ...apply(est[1] as number[], ux, uy));
+      const [ex, ey] = distortDivision(lens, mx, my);
       errors.push(Math.hypot(ex - tx, ey - ty));
     }
   }

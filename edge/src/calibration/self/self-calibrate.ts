@@ -30,7 +30,7 @@ import {
   ValidationError,
   type VenueCalibration,
 } from '@polyvision/shared';
-import type { Point2 } from '../dlt.ts';
+import { type Point2, transferError } from '../dlt.ts';
 import { homographyRansac, type RansacResult } from '../ransac.ts';
 import { medianFrame } from './background-frame.ts';
 import { matchFeatures } from './features.ts';
@@ -204,15 +204,7 @@ export async function selfCalibrate(
   };
   const enoughLines = linePoints.reduce((n, p) => n + p.length / 2, 0) >= 1_000;
   // One lens model for the rig's cameras (the same model), pooled over both cameras' lines.
-  const lens = enoughLines ? estimateLensFromLines(linePoints, width, height).lens : pinhole;
-  const brown = brownFromDivision(lens, Math.hypot(width, height) / 2);
-  const lenses = linePoints.map((pts, i) => ({
-    cameraId: ids[i] as string,
-    lens,
-    brown,
-    pts,
-    line: dominantLineDeviation(pts, lens),
-  }));
+  const plumbLens = enoughLines ? estimateLensFromLines(linePoints, width, height).lens : pinhole;
   signal?.throwIfAborted();
 
   step('features');
@@ -230,36 +222,72 @@ export async function selfCalibrate(
       { details: { features: [found.featuresA, found.featuresB] } },
     );
   }
-  const [lensA, lensB] = lenses as [(typeof lenses)[0], (typeof lenses)[0]];
-  const pairs = found.matches
-    .map((m) => ({
-      m,
-      a: undistortDivision(lensA.lens, m.a[0], m.a[1]) as Point2,
-      b: undistortDivision(lensB.lens, m.b[0], m.b[1]) as Point2,
-    }))
-    .filter((p) => Number.isFinite(p.a[0]) && Number.isFinite(p.b[0]));
+  // The lens, refined on the matches: for the right λ one homography maps camera B onto A (exactly for
+  // cameras turning about one point). Each candidate is fitted by RANSAC and scored by the truncated
+  // quadratic transfer error over all matches (MSAC, Torr & Zisserman 2000); the plumb-line λ seeds the search.
   const minInliers = options.minInliers ?? 20;
-  const noOverlap = (detail: string) =>
+  const noOverlap = (detail: string, matches: number) =>
     new ValidationError(
       'calibration_no_overlap',
       `the cameras do not overlap enough to be stitched: ${detail} (the views must share a strip of the pitch with lines or stands in it)`,
-      { details: { matches: pairs.length, features: [found.featuresA, found.featuresB] } },
+      { details: { matches, features: [found.featuresA, found.featuresB] } },
     );
-  if (pairs.length < minInliers) throw noOverlap(`only ${pairs.length} features match between them`);
-  let fit: RansacResult;
-  try {
-    fit = homographyRansac(
-      pairs.map((p) => p.b),
-      pairs.map((p) => p.a),
-      { thresholdPx: 3, maxIterations: 5000, minInlierRatio: 0.2 },
-    );
-  } catch (error) {
-    if (error instanceof PolyvisionError) throw noOverlap(error.message);
-    throw error;
+  const fitWith = (l: DivisionLens) => {
+    const pairs = found.matches
+      .map((m) => ({
+        m,
+        a: undistortDivision(l, m.a[0], m.a[1]) as Point2,
+        b: undistortDivision(l, m.b[0], m.b[1]) as Point2,
+      }))
+      .filter((p) => Number.isFinite(p.a[0]) && Number.isFinite(p.b[0]));
+    if (pairs.length < minInliers) return { pairs, fit: null, cost: Number.POSITIVE_INFINITY };
+    try {
+      const fit = homographyRansac(
+        pairs.map((p) => p.b),
+        pairs.map((p) => p.a),
+        { thresholdPx: 3, maxIterations: 5000, minInlierRatio: 0.2 },
+      );
+      let cost = 0;
+      for (const p of pairs) cost += Math.min(9, transferError(fit.homography, p.b, p.a) ** 2);
+      return { pairs, fit, cost: cost / pairs.length };
+    } catch (error) {
+      if (error instanceof PolyvisionError) return { pairs, fit: null, cost: Number.POSITIVE_INFINITY, error };
+      throw error;
+    }
+  };
+  let lens = plumbLens;
+  let best = fitWith(lens);
+  if (best.fit && best.fit.inliers.length >= 30) {
+    for (const step of [0.05, 0.01]) {
+      const centre = lens.lambda;
+      for (let k = -4; k <= 4; k++) {
+        const candidate = { ...lens, lambda: centre + k * step };
+        if (k === 0 || candidate.lambda < -0.7 || candidate.lambda > 0.3) continue;
+        const tried = fitWith(candidate);
+        if (tried.cost < best.cost) {
+          best = tried;
+          lens = candidate;
+        }
+      }
+    }
   }
+  const { pairs } = best;
+  if (pairs.length < minInliers) throw noOverlap(`only ${pairs.length} features match between them`, pairs.length);
+  if (!best.fit) {
+    throw noOverlap((best as { error?: Error }).error?.message ?? 'no homography fits the matches', pairs.length);
+  }
+  const fit: RansacResult = best.fit;
   if (fit.inliers.length < minInliers) {
-    throw noOverlap(`only ${fit.inliers.length} of ${pairs.length} matches agree on one geometry`);
+    throw noOverlap(`only ${fit.inliers.length} of ${pairs.length} matches agree on one geometry`, pairs.length);
   }
+  const brown = brownFromDivision(lens, Math.hypot(width, height) / 2);
+  const lenses = linePoints.map((pts, i) => ({
+    cameraId: ids[i] as string,
+    lens,
+    brown,
+    pts,
+    line: dominantLineDeviation(pts, lens),
+  }));
   const hBA = fit.homography;
 
   step('panorama');
