@@ -262,9 +262,10 @@ describe.skipIf(modelArgs === null)('pnpm demo end to end', () => {
     const missing = await runDemoCli(['--cameras', '/nonexistent/a.mp4'], process.env);
     expect(missing.code).toBe(2);
     expect(missing.output).toContain('--cameras: /nonexistent/a.mp4 does not exist');
-    const two = await runDemoCli(['--cameras', `${CLI},${CLI}`], process.env);
-    expect(two.code).toBe(2);
-    expect(two.output).toContain('2 cameras need --calibration');
+    // Two cameras without a calibration are self-calibrated; three need one.
+    const three = await runDemoCli(['--cameras', `${CLI},${CLI},${CLI}`], process.env);
+    expect(three.code).toBe(2);
+    expect(three.output).toContain('3 cameras need --calibration');
     const size = await runDemoCli(['--size', 'big'], process.env);
     expect(size.code).toBe(2);
     expect(size.output).toContain('--size big: expected WIDTHxHEIGHT');

@@ -3,8 +3,11 @@ import { createReadStream } from 'node:fs';
 import { copyFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Alarms, createStitcher, Spool, Uploader } from '@polyvision/edge';
+import { Alarms, createStitcher, Spool, selfCalibrate, Uploader } from '@polyvision/edge';
 import { PolyvisionError, type VenueCalibration, venueCalibrationSchema } from '@polyvision/shared';
+
+/** Width cap of the panorama when the demo self-calibrates two cameras, pixels. */
+export const DEMO_PANORAMA_MAX_WIDTH_PX = 5120;
 
 /** What the demo edge stitches. */
 export interface EdgeInput {
@@ -24,8 +27,14 @@ export interface EdgePanorama {
   widthPx: number | null;
   heightPx: number | null;
   stitchMs: number;
-  /** The venue calibration the panorama was stitched with (its pixel frame); null for a one-camera rig without one. */
+  /**
+   * The venue calibration the panorama was stitched with (its pixel frame), sent with the match;
+   * null for a one-camera rig without one, and for a self-calibration, whose pitch frame is not
+   * registered (analytics then stay in pixels).
+   */
   venue: VenueCalibration | null;
+  /** The self-calibration made from the footage (2 cameras without --calibration), else null. */
+  selfCalibration: { venuePath: string; venue: VenueCalibration; calibrationMs: number } | null;
 }
 
 /**
@@ -74,15 +83,35 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
       heightPx: null,
       stitchMs: 0,
       venue: null,
+      selfCalibration: null,
     };
   }
-  if (!input.calibrationPath) {
+  let selfCalibration: EdgePanorama['selfCalibration'] = null;
+  if (!input.calibrationPath && input.cameraPaths.length !== 2) {
     throw new PolyvisionError(
       'demo_calibration_mismatch',
       `${input.cameraPaths.length} cameras need a venue calibration (--calibration venue.json) to be stitched`,
     );
   }
-  const venue = await readCalibration(input.calibrationPath);
+  if (!input.calibrationPath) {
+    // A club's two cameras and no calibration: the edge calibrates the rig from the footage.
+    const calibrationStarted = performance.now();
+    // 5120 px wide (3.9 Mpx, under one source camera's 5.3 Mpx) keeps the demo's stitch and detection
+    // practical on a small host; `polyvision edge calibrate` defaults to 7680.
+    const calibrated = await selfCalibrate(input.cameraPaths, {
+      venueId: 'demo-venue',
+      maxPanoramaWidthPx: DEMO_PANORAMA_MAX_WIDTH_PX,
+      ...(signal ? { signal } : {}),
+    });
+    const venuePath = join(workDir, 'venue.json');
+    await writeFile(venuePath, `${JSON.stringify(calibrated.venue, null, 2)}\n`);
+    selfCalibration = {
+      venuePath,
+      venue: calibrated.venue,
+      calibrationMs: Math.round(performance.now() - calibrationStarted),
+    };
+  }
+  const venue = selfCalibration ? selfCalibration.venue : await readCalibration(input.calibrationPath as string);
   if (venue.cameras.length !== input.cameraPaths.length) {
     throw new PolyvisionError(
       'demo_calibration_mismatch',
@@ -103,7 +132,8 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
     widthPx: stitcher.widthPx,
     heightPx: stitcher.heightPx,
     stitchMs: Math.round(performance.now() - started),
-    venue: stitcher.venue,
+    venue: stitcher.venue.quality?.pitch_registered === false ? null : stitcher.venue,
+    selfCalibration,
   };
 }
 

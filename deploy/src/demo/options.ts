@@ -52,7 +52,8 @@ and KAFKA_BROKERS switch to real services (pnpm polyvision services up).
 
 Options:
   --cameras <a.mp4,b.mp4>   your own camera videos (one video = one-camera rig)
-  --calibration <venue.json> venue calibration of those cameras (needed for 2+)
+  --calibration <venue.json> venue calibration of those cameras (2 cameras without one
+                            are calibrated from the footage; needed for 3+)
   --model <m.onnx>          detector model (DETECT_MODEL_PATH) [core/models/player-detector]
   --model-layout <l>        auto | yolov8 | yolox                 [auto]
   --class-map <map>         detector classes, e.g. 0:player      (DETECT_CLASS_MAP)
@@ -125,8 +126,11 @@ export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): De
   if (calibration && !existsSync(calibration))
     throw new ValidationError('demo_usage', `--calibration: ${calibration} does not exist`);
   if (calibration && cameras.length === 0) throw new ValidationError('demo_usage', '--calibration needs --cameras');
-  if (cameras.length > 1 && !calibration) {
-    throw new ValidationError('demo_usage', `${cameras.length} cameras need --calibration venue.json to be stitched`);
+  if (cameras.length > 2 && !calibration) {
+    throw new ValidationError(
+      'demo_usage',
+      `${cameras.length} cameras need --calibration venue.json to be stitched (self-calibration takes 2)`,
+    );
   }
   const model = text('model') ? resolve(cwd, text('model') as string) : undefined;
   if (model && !existsSync(model)) throw new ValidationError('demo_usage', `--model: ${model} does not exist`);

@@ -184,7 +184,12 @@ export async function runDemo(
     const edgeDir = join(workRoot, 'edge');
     await mkdir(edgeDir, { recursive: true });
     const panorama = await stitchPanorama({ cameraPaths, calibrationPath }, edgeDir, signal);
-    end(panorama.stitched ? `${panorama.widthPx}x${panorama.heightPx}` : 'one-camera rig: no stitching');
+    const selfCal = panorama.selfCalibration?.venue.quality;
+    end(
+      panorama.stitched
+        ? `${panorama.widthPx}x${panorama.heightPx}${selfCal ? `, self-calibrated from the footage in ${((selfCal.calibration_ms ?? 0) / 1000).toFixed(0)} s (seam ${selfCal.seam_error_mean_px?.toFixed(2)} px mean)` : ''}`
+        : 'one-camera rig: no stitching',
+    );
 
     // 4. The edge uploads the venue calibration (so the job gets its pitch frame), a neighbour
     // fills the nearly full SE after the monitor's poll, then the edge uploads the panorama.

@@ -7,3 +7,4 @@
 export * from './calibrate-venue.ts';
 export * from './dlt.ts';
 export * from './ransac.ts';
+export * from './self/index.ts';

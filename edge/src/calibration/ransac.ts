@@ -18,6 +18,8 @@ export interface RansacOptions {
   maxIterations?: number;
   /** PRNG seed. @defaultValue 1 */
   seed?: number;
+  /** Smallest share of the points the best consensus must hold (feature matches carry more outliers than clicked pairs). @defaultValue 0.5 */
+  minInlierRatio?: number;
 }
 
 /** A robust estimate. */
@@ -47,7 +49,7 @@ function mulberry32(seed: number): () => number {
  *
  * @throws ValidationError `calibration_too_few_points` (< 4 pairs);
  *   PolyvisionError `calibration_no_consensus` when fewer than 4 inliers
- *   (or under half of the points) agree on any homography.
+ *   (or under `minInlierRatio` of the points) agree on any homography.
  */
 export function homographyRansac(
   src: readonly Point2[],
@@ -89,7 +91,7 @@ export function homographyRansac(
       needed = w >= 1 ? 1 : Math.ceil(Math.log(1 - confidence) / Math.log(1 - w ** 4));
     }
   }
-  if (best.length < 4 || best.length < n / 2) {
+  if (best.length < 4 || best.length < n * (options.minInlierRatio ?? 0.5)) {
     throw new PolyvisionError(
       'calibration_no_consensus',
       `no homography fits enough points: best consensus ${best.length} of ${n} within ${threshold} px`,

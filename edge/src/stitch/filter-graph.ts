@@ -11,6 +11,14 @@ import type { CameraMapFiles } from './map-files.ts';
 /** One camera's input for a segment; `null` when that camera has no segment (it is left out). */
 export type StitchInput = { cameraId: string; path: string } | null;
 
+/** Per-camera corrections from the venue calibration, applied before the warp. */
+export interface CameraCorrection {
+  /** Seconds cut from the start of the camera's video (time alignment). @defaultValue 0 */
+  timeOffsetS?: number;
+  /** R, G, B gains (exposure and colour balance). @defaultValue [1, 1, 1] */
+  colorGains?: readonly [number, number, number];
+}
+
 /** Encoder settings for the panorama. */
 export interface PanoramaEncoding {
   encoder: H264Encoder;
@@ -33,6 +41,8 @@ export interface PanoramaEncoding {
  * remap-maps.ts.
  *
  * @param maps - per camera, in venue order (the blend order the masks were made for).
+ * @param corrections - per camera, same order: time offset (`trim`) and colour
+ *   gains (`colorchannelmixer` on planar RGB) applied before the warp.
  * @param inputs - per camera, same order; a missing camera is skipped: the
  *   cameras after it keep their masks, the area only it saw stays black.
  * @param panorama - the panorama's size, pixels.
@@ -44,10 +54,11 @@ export function stitchArgs(
   output: string,
   encoding: PanoramaEncoding,
   panorama: { widthPx: number; heightPx: number },
+  corrections: readonly (CameraCorrection | undefined)[] = [],
 ): string[] {
   const present = maps.flatMap((m, i) => {
     const input = inputs[i];
-    return input ? [{ maps: m, path: input.path }] : [];
+    return input ? [{ maps: m, path: input.path, correction: corrections[i] ?? {} }] : [];
   });
   if (present.length === 0) throw new Error('no camera segment to stitch');
   const args = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y'];
@@ -64,7 +75,16 @@ export function stitchArgs(
     const x = image(p.maps.xmapPath);
     const y = image(p.maps.ymapPath);
     const { box } = p.maps;
-    chains.push(`[${k}:v]format=yuv444p[c${k}]`, `[c${k}][${x}:v][${y}:v]remap=fill=black[w${k}]`);
+    const pre: string[] = [];
+    const offset = p.correction.timeOffsetS ?? 0;
+    if (offset > 0) pre.push(`trim=start=${offset.toFixed(4)}`, 'setpts=PTS-STARTPTS');
+    const gains = p.correction.colorGains;
+    if (gains?.some((g) => Math.abs(g - 1) > 0.005)) {
+      const [r, g, b] = gains.map((v) => v.toFixed(4));
+      pre.push('format=gbrp', `colorchannelmixer=rr=${r}:gg=${g}:bb=${b}`);
+    }
+    pre.push('format=yuv444p');
+    chains.push(`[${k}:v]${pre.join(',')}[c${k}]`, `[c${k}][${x}:v][${y}:v]remap=fill=black[w${k}]`);
     if (k === 0) {
       chains.push(`[w${k}]pad=${panorama.widthPx}:${panorama.heightPx}:${box.x}:${box.y}:black[a${k}]`);
     } else {

@@ -18,9 +18,31 @@
  * time (alpha `overlay`, or `maskedmerge`), so the sum is folded left to right:
  * `acc₀ = I₀`, `accₖ = acc₋₁ + (Iₖ − accₖ₋₁)·mₖ` with `mₖ = wₖ / Σⱼ≤ₖ wⱼ`,
  * which gives the same normalised sum.
+ *
+ * Lens distortion: `image_to_panorama` acts on UNDISTORTED camera pixels, so a
+ * camera with Brown–Conrady coefficients gets its source pixel as
+ * `distort(H⁻¹·p)` (OpenCV's model with the camera's intrinsics; radii where the
+ * polynomial folds back count as unseen), or, when the camera has a
+ * `division_model`, its exact closed-form inverse. The feather weight is measured in
+ * the recorded (distorted) image.
  */
 import { ValidationError, type VenueCalibration } from '@polyvision/shared';
+import { distortBrown, distortDivision, isPinhole } from '../calibration/self/lens-distortion.ts';
 import { frontSide, invertHomography, projectPixel } from './homography.ts';
+
+/**
+ * The largest normalised undistorted radius where the Brown–Conrady radial
+ * polynomial still grows (beyond it the model folds back and would map far-away
+ * panorama pixels into the image); searched up to 10.
+ */
+function brownRadiusLimit(d: { k1: number; k2: number; k3: number }): number {
+  for (let r = 0.01; r <= 10; r += 0.01) {
+    const r2 = r * r;
+    const slope = 1 + 3 * d.k1 * r2 + 5 * d.k2 * r2 * r2 + 7 * d.k3 * r2 * r2 * r2;
+    if (slope <= 0.05) return r - 0.01;
+  }
+  return 10;
+}
 
 /** Value a map holds where the camera does not see the panorama pixel (remap fills it). */
 export const UNMAPPED = 65_535;
@@ -105,9 +127,28 @@ export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptio
     let y1 = -1;
     const maxU = cam.width_px - 0.5;
     const maxV = cam.height_px - 0.5;
+    const division = cam.division_model
+      ? {
+          lambda: cam.division_model.lambda,
+          cx: cam.division_model.center_px[0],
+          cy: cam.division_model.center_px[1],
+          normPx: cam.division_model.norm_px,
+        }
+      : null;
+    const lens = division || isPinhole(cam.distortion) ? null : cam.distortion;
+    const intr = cam.intrinsics;
+    const maxR2 = lens ? brownRadiusLimit(lens) ** 2 : Number.POSITIVE_INFINITY;
     for (let y = 0; y < height; y++) {
       for (let x = 0; x < width; x++) {
-        const [u, v] = projectPixel(inverse, x, y, side);
+        let [u, v] = projectPixel(inverse, x, y, side);
+        if (division) {
+          [u, v] = distortDivision(division, u, v);
+        } else if (lens) {
+          const nx = (u - intr.cx) / intr.fx;
+          const ny = (v - intr.cy) / intr.fy;
+          if (!(nx * nx + ny * ny <= maxR2)) continue;
+          [u, v] = distortBrown(intr, lens, u, v);
+        }
         if (!(u >= -0.5 && u < maxU && v >= -0.5 && v < maxV)) continue;
         const k = y * width + x;
         xmap[k] = Math.min(cam.width_px - 1, Math.round(u));
@@ -145,7 +186,8 @@ export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptio
 
   let coveredAny = 0;
   for (let k = 0; k < n; k++) if (seen[k]) coveredAny++;
-  const pitchCoverage = pitchCoverageOf(venue, seen);
+  // A self-calibrated venue has no measured pitch frame: its panorama is checked as a whole instead.
+  const pitchCoverage = venue.quality?.pitch_registered === false ? 1 : pitchCoverageOf(venue, seen);
   for (const cam of cameras) {
     if (cam.coveredPixels === 0) {
       throw new ValidationError(

@@ -14,7 +14,7 @@ import {
   spawnChild,
   type VenueCalibration,
 } from '@polyvision/shared';
-import { type PanoramaEncoding, type StitchInput, stitchArgs } from './filter-graph.ts';
+import { type CameraCorrection, type PanoramaEncoding, type StitchInput, stitchArgs } from './filter-graph.ts';
 import { type CameraMapFiles, writeMapFiles } from './map-files.ts';
 import { computeRemapMaps, type RemapMapOptions } from './remap-maps.ts';
 
@@ -80,6 +80,10 @@ export async function createStitcher(venue: VenueCalibration, options: StitcherO
     gopFrames: options.gopFrames,
   };
   const size = { widthPx: maps.widthPx, heightPx: maps.heightPx };
+  const corrections: CameraCorrection[] = venue.cameras.map((c) => ({
+    timeOffsetS: c.time_offset_s ?? 0,
+    ...(c.color_gains ? { colorGains: c.color_gains } : {}),
+  }));
   const prepareMs = performance.now() - started;
   logger.info(
     {
@@ -105,7 +109,7 @@ export async function createStitcher(venue: VenueCalibration, options: StitcherO
         throw new PolyvisionError('stitch_no_input', 'no camera has a segment to stitch', { retriable: false });
       }
       const tmp = `${outputPath}.partial.mp4`;
-      const child = spawnChild(ffmpegPath, stitchArgs(mapFiles, inputs, tmp, encoding, size), {
+      const child = spawnChild(ffmpegPath, stitchArgs(mapFiles, inputs, tmp, encoding, size, corrections), {
         stdout: 'ignore',
         signal,
         killTimeoutMs: 2_000,

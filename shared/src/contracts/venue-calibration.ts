@@ -68,6 +68,22 @@ export const venueCameraSchema = z.object({
   pitch_to_image: matrix3x3Schema,
   /** This camera's pixels → panorama pixels. */
   image_to_panorama: matrix3x3Schema,
+  /**
+   * The lens as a one-parameter division model (Fitzgibbon 2001), when it was estimated that way:
+   * undistorted `p_u = c + (p_d − c) / (1 + λ·|p_d − c|² / norm_px²)`. Exact where `distortion`
+   * (its Brown–Conrady least-squares fit) is only close; the stitcher uses it when present.
+   */
+  division_model: z
+    .object({ lambda: finite, center_px: z.tuple([finite, finite]), norm_px: finite.positive() })
+    .optional(),
+  /**
+   * Seconds dropped from the start of this camera's video before stitching, so
+   * that its frames are in step with the other cameras' (measured by the
+   * self-calibration). @defaultValue 0
+   */
+  time_offset_s: finite.min(0).max(3600).optional(),
+  /** Gains applied to this camera's R, G, B before blending, balancing exposure and colour across the seams. @defaultValue [1, 1, 1] */
+  color_gains: z.tuple([finite.positive(), finite.positive(), finite.positive()]).optional(),
 });
 export type VenueCamera = z.infer<typeof venueCameraSchema>;
 
@@ -87,6 +103,36 @@ export const venuePanoramaSchema = z.object({
 });
 export type VenuePanorama = z.infer<typeof venuePanoramaSchema>;
 
+/** How a calibration was made and how well it fits (written by `polyvision edge calibrate`). */
+export const calibrationQualitySchema = z.object({
+  /** `features`: self-calibrated from the footage; `points`: from point pairs; `synthetic`: exact. */
+  method: z.enum(['features', 'points', 'synthetic']),
+  /**
+   * False when the pitch frame (`pitch_to_image`, `panorama.pitch_to_panorama`) was not measured:
+   * those matrices then only place the pitch rectangle over the panorama and must not be read as metres.
+   */
+  pitch_registered: z.boolean(),
+  /** RMS transfer error of the inlier feature matches between the cameras, camera pixels. */
+  reprojection_error_px: finite.min(0).optional(),
+  /** Distance between the panorama positions of the two sides of each inlier match, panorama pixels. */
+  seam_error_mean_px: finite.min(0).optional(),
+  seam_error_p95_px: finite.min(0).optional(),
+  matches: z.number().int().min(0).optional(),
+  inliers: z.number().int().min(0).optional(),
+  /** Fraction of the panorama that two cameras see. */
+  overlap_fraction: finite.min(0).max(1).optional(),
+  /** Measured offset of the second camera against the first, seconds (positive: it lags). */
+  time_offset_s: finite.optional(),
+  /** Correlation of the cameras' motion energy at that offset (−1…1). */
+  time_offset_correlation: finite.optional(),
+  /** Worst deviation of pitch-line pixels from their fitted straight lines, camera pixels, before/after undistortion. */
+  line_deviation_px: z.object({ distorted: finite.min(0), undistorted: finite.min(0) }).optional(),
+  /** Panorama pixels per source pixel (linear) over the pitch lines: the smallest and the median. */
+  pixel_density: z.object({ min: finite.min(0), median: finite.min(0) }).optional(),
+  calibration_ms: finite.min(0).optional(),
+});
+export type CalibrationQuality = z.infer<typeof calibrationQualitySchema>;
+
 /** `venue.json`: the calibration of one venue's camera rig. */
 export const venueCalibrationSchema = z.object({
   version: z.literal(1),
@@ -94,5 +140,7 @@ export const venueCalibrationSchema = z.object({
   pitch: z.object({ length_m: finite.positive(), width_m: finite.positive() }),
   cameras: z.array(venueCameraSchema).min(1).max(16),
   panorama: venuePanoramaSchema,
+  /** How the calibration was made and its measured quality; absent in older files. */
+  quality: calibrationQualitySchema.optional(),
 });
 export type VenueCalibration = z.infer<typeof venueCalibrationSchema>;

@@ -12,8 +12,10 @@ import {
 } from '@polyvision/edge';
 import { createLogger, PolyvisionError, ValidationError } from '@polyvision/shared';
 import { parseCommandLine, untilStopSignal } from '../command-kit.ts';
+import { runCalibrate } from './edge-calibrate.ts';
 
 const HELP = `Usage: pnpm polyvision edge --config edge.json [options]
+       pnpm polyvision edge calibrate --cameras a.mp4,b.mp4 --out venue.json   (see edge calibrate --help)
 
 Runs the edge capture node: records the cameras of the config during the
 scheduled matches (from schedule.lead_s before kickoff), stitches the
@@ -33,6 +35,7 @@ Exit status: 0 stopped cleanly, 2 bad config or calibration, 1 other failures.
 `;
 
 export async function run(argv: string[]): Promise<number> {
+  if (argv[0] === 'calibrate') return runCalibrate(argv.slice(1));
   const parsed = parseCommandLine('edge', HELP, () => parse(argv));
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;

@@ -1,0 +1,497 @@
+/**
+ * Self-calibration of a two-camera rig from its footage (`polyvision edge
+ * calibrate`): no point pairs, only the videos.
+ *
+ * 1. Both videos are probed (same size and rate required) and sampled
+ *    (video-samples.ts); a black or frozen camera is refused.
+ * 2. Background frames: the median of frames seconds apart (players vanish).
+ * 3. Lens: per camera, the division-model λ that makes the pitch lines
+ *    straightest (pitch-lines.ts), stored as Brown–Conrady k1 k2 k3.
+ * 4. Geometry: ORB features of the two background frames matched
+ *    (features.ts), undistorted, and a homography camera B → camera A fitted by
+ *    RANSAC + normalised DLT (ransac.ts). For cameras mounted together (a
+ *    rotating pair) it holds for every depth; otherwise for the pitch plane.
+ * 5. Panorama: the plane half way between the cameras (panorama-plane.ts),
+ *    scaled so the pitch keeps at least the source pixel density (capped by
+ *    `maxPanoramaWidthPx`), cropped to the pitch with a margin.
+ * 6. Time offset: motion energy in the overlap, cross-correlated (time-offset.ts).
+ * 7. Colour: per-camera RGB gains that meet in the middle over the overlap.
+ *
+ * The pitch frame (metres) is not measured: `quality.pitch_registered` is false
+ * and `pitch_to_panorama` only lays the pitch rectangle over the panorama;
+ * point pairs with `pitch_m` (calibrateVenue) register it.
+ */
+import { basename } from 'node:path';
+import {
+  type Matrix3x3,
+  mat3Rows,
+  normalizeHomography,
+  PolyvisionError,
+  ValidationError,
+  type VenueCalibration,
+} from '@polyvision/shared';
+import { type Point2, transferError } from '../dlt.ts';
+import { homographyRansac, type RansacResult } from '../ransac.ts';
+import { medianFrame } from './background-frame.ts';
+import { matchFeatures } from './features.ts';
+import { brownFromDivision, type DivisionLens, distortDivision, undistortDivision } from './lens-distortion.ts';
+import { dominantLineDeviation, type LineDeviation } from './line-straightness.ts';
+import { apply3, homographySqrt, inv3, localScale, mul3 } from './panorama-plane.ts';
+import { estimateLensFromLines, linePixels } from './pitch-lines.ts';
+import { estimateTimeOffset, motionEnergy } from './time-offset.ts';
+import { probeCamera, readVideoSamples, THUMB_HEIGHT_PX, THUMB_WIDTH_PX, type VideoSamples } from './video-samples.ts';
+
+/** Options of {@link selfCalibrate}. */
+export interface SelfCalibrationOptions {
+  /** @defaultValue 'venue' */
+  venueId?: string;
+  /** Camera ids in the order of the paths. @defaultValue the file stems, made safe (`tsukuba-left`) */
+  cameraIds?: string[];
+  /** Pitch size, metres (only placed over the panorama, see `pitch_registered`). @defaultValue 105 × 68 */
+  pitch?: { length_m: number; width_m: number };
+  /** Frames per camera for the background. @defaultValue 7 */
+  keyFrameCount?: number;
+  /** ORB features per camera. @defaultValue 4000 */
+  maxFeatures?: number;
+  /** Largest time offset searched, seconds. @defaultValue 2 */
+  maxTimeOffsetS?: number;
+  /** Panorama pixels per source pixel aimed at on the pitch (smallest over the pitch lines). @defaultValue 1 */
+  pixelDensity?: number;
+  /** Upper bound on the panorama's width; the density gives way above it. @defaultValue 7680 */
+  maxPanoramaWidthPx?: number;
+  /** Smallest number of RANSAC inliers accepted. @defaultValue 20 */
+  minInliers?: number;
+  signal?: AbortSignal;
+  /** Called at the start of each step. */
+  onStep?: (step: string) => void;
+}
+
+/** The calibration and what was measured on the way. */
+export interface SelfCalibration {
+  venue: VenueCalibration;
+  /** Per camera: the division model found and the Brown fit's worst radial misfit, pixels. */
+  lenses: Array<{
+    cameraId: string;
+    lambda: number;
+    brownFitErrorPx: number;
+    linePixels: number;
+    line: LineDeviation | null;
+  }>;
+  /** The inlier matches, camera A and B pixels as recorded (distorted). */
+  inlierMatches: Array<{ a: Point2; b: Point2 }>;
+  timeOffset: { lagFrames: number; correlation: number; correlationAtZero: number };
+}
+
+const SAFE_ID = /[^a-z0-9_-]+/g;
+
+function cameraIdOf(path: string, index: number): string {
+  const stem = basename(path)
+    .replace(/\.[^.]+$/, '')
+    .toLowerCase()
+    .replace(SAFE_ID, '-')
+    .replace(/^-+/, '');
+  return /^[a-z0-9]/.test(stem) ? stem.slice(0, 64) : `camera-${index}`;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))] ?? 0;
+}
+
+/** Luma statistics of a grey frame: mean and standard deviation. */
+function lumaStats(gray: Uint8Array): { mean: number; sd: number } {
+  let s = 0;
+  let s2 = 0;
+  for (let i = 0; i < gray.length; i += 7) {
+    const v = gray[i] as number;
+    s += v;
+    s2 += v * v;
+  }
+  const n = Math.ceil(gray.length / 7);
+  const mean = s / n;
+  return { mean, sd: Math.sqrt(Math.max(0, s2 / n - mean * mean)) };
+}
+
+function checkCamera(samples: VideoSamples, background: Uint8Array): void {
+  const { mean, sd } = lumaStats(background);
+  if (mean < 12 || sd < 3) {
+    throw new ValidationError(
+      'calibration_camera_blank',
+      `${samples.path} shows no picture (mean luma ${mean.toFixed(1)}, spread ${sd.toFixed(1)} of 255): is the camera black or covered?`,
+      { details: { path: samples.path, mean_luma: mean, luma_sd: sd } },
+    );
+  }
+  const all = new Uint8Array(THUMB_WIDTH_PX * THUMB_HEIGHT_PX).fill(1);
+  const energy = motionEnergy(samples.thumbnails, all);
+  let moving = 0;
+  for (const e of energy) if (e > 0.02) moving++;
+  if (moving < energy.length / 4) {
+    throw new ValidationError(
+      'calibration_camera_frozen',
+      `${samples.path} is frozen: its picture changes in only ${moving} of ${energy.length} frame steps (a still image or a stalled camera)`,
+      { details: { path: samples.path, changing_steps: moving, steps: energy.length } },
+    );
+  }
+}
+
+/**
+ * Calibrates a two-camera rig from its videos.
+ *
+ * @param cameraPaths - exactly two videos of the same size and frame rate, whose views overlap.
+ * @throws ValidationError `calibration_unsupported_rig` (not two cameras),
+ *   `calibration_unreadable_camera`, `calibration_mismatched_cameras` (size or rate differ),
+ *   `calibration_camera_blank`, `calibration_camera_frozen`, `calibration_too_few_features`
+ *   (a dark or featureless picture), `calibration_no_overlap` (no consistent matches between the views);
+ *   PolyvisionError `calibration_decode_failed`, `aborted`.
+ */
+export async function selfCalibrate(
+  cameraPaths: readonly string[],
+  options: SelfCalibrationOptions = {},
+): Promise<SelfCalibration> {
+  const started = performance.now();
+  const step = options.onStep ?? (() => {});
+  const signal = options.signal;
+  if (cameraPaths.length !== 2) {
+    throw new ValidationError(
+      'calibration_unsupported_rig',
+      `self-calibration takes exactly 2 cameras (got ${cameraPaths.length}); calibrate larger rigs from point pairs`,
+    );
+  }
+  let ids = options.cameraIds ? [...options.cameraIds] : cameraPaths.map(cameraIdOf);
+  if (new Set(ids).size !== ids.length) ids = ids.map((_, i) => `camera-${i}`);
+
+  step('probe');
+  const formats = await Promise.all(cameraPaths.map((p) => probeCamera(p, signal)));
+  const [fa, fb] = formats as [(typeof formats)[0], (typeof formats)[0]];
+  if (fa.widthPx !== fb.widthPx || fa.heightPx !== fb.heightPx) {
+    throw new ValidationError(
+      'calibration_mismatched_cameras',
+      `the cameras differ in size: ${fa.path} is ${fa.widthPx}×${fa.heightPx}, ${fb.path} is ${fb.widthPx}×${fb.heightPx} (a rig's cameras must be the same model and mode)`,
+    );
+  }
+  if (Math.abs(fa.fps - fb.fps) > 0.01) {
+    throw new ValidationError(
+      'calibration_mismatched_cameras',
+      `the cameras differ in frame rate: ${fa.path} runs at ${fa.fps} fps, ${fb.path} at ${fb.fps} fps`,
+    );
+  }
+  const width = fa.widthPx;
+  const height = fa.heightPx;
+
+  step('decode');
+  const samples = await Promise.all(
+    formats.map((f) => readVideoSamples(f, { keyFrameCount: options.keyFrameCount ?? 7, signal })),
+  );
+  signal?.throwIfAborted();
+
+  step('background');
+  const gray = samples.map((s) => medianFrame(s.keyFrames));
+  for (const [i, s] of samples.entries()) checkCamera(s, gray[i] as Uint8Array);
+  const halfW = Math.floor(width / 2);
+  const halfH = Math.floor(height / 2);
+  const colour = samples.map((s) => medianFrame(s.keyFramesRgbHalf));
+
+  step('lens');
+  const linePoints = colour.map((rgb) =>
+    Float64Array.from(linePixels(rgb, halfW, halfH), (v, k) =>
+      k % 2 === 0 ? v * (width / halfW) : v * (height / halfH),
+    ),
+  );
+  const pinhole: DivisionLens = {
+    lambda: 0,
+    cx: (width - 1) / 2,
+    cy: (height - 1) / 2,
+    normPx: Math.hypot(width, height) / 2,
+  };
+  const enoughLines = linePoints.reduce((n, p) => n + p.length / 2, 0) >= 1_000;
+  // One lens model for the rig's cameras (the same model), pooled over both cameras' lines.
+  const plumbLens = enoughLines ? estimateLensFromLines(linePoints, width, height).lens : pinhole;
+  signal?.throwIfAborted();
+
+  step('features');
+  const found = await matchFeatures(
+    { widthPx: width, heightPx: height, data: gray[0] as Uint8Array },
+    { widthPx: width, heightPx: height, data: gray[1] as Uint8Array },
+    { maxFeatures: options.maxFeatures ?? 4000 },
+  );
+  const minFeatures = 200;
+  if (found.featuresA < minFeatures || found.featuresB < minFeatures) {
+    const which = found.featuresA < found.featuresB ? fa.path : fb.path;
+    throw new ValidationError(
+      'calibration_too_few_features',
+      `${which} has too little texture to calibrate (${Math.min(found.featuresA, found.featuresB)} features, at least ${minFeatures} needed): too dark, out of focus or covered?`,
+      { details: { features: [found.featuresA, found.featuresB] } },
+    );
+  }
+  // The lens, refined on the matches: for the right λ one homography maps camera B onto A (exactly for
+  // cameras turning about one point). Each candidate is fitted by RANSAC and scored by the truncated
+  // quadratic transfer error over all matches (MSAC, Torr & Zisserman 2000); the plumb-line λ seeds the search.
+  const minInliers = options.minInliers ?? 20;
+  const noOverlap = (detail: string, matches: number) =>
+    new ValidationError(
+      'calibration_no_overlap',
+      `the cameras do not overlap enough to be stitched: ${detail} (the views must share a strip of the pitch with lines or stands in it)`,
+      { details: { matches, features: [found.featuresA, found.featuresB] } },
+    );
+  const fitWith = (l: DivisionLens) => {
+    const pairs = found.matches
+      .map((m) => ({
+        m,
+        a: undistortDivision(l, m.a[0], m.a[1]) as Point2,
+        b: undistortDivision(l, m.b[0], m.b[1]) as Point2,
+      }))
+      .filter((p) => Number.isFinite(p.a[0]) && Number.isFinite(p.b[0]));
+    if (pairs.length < minInliers) return { pairs, fit: null, cost: Number.POSITIVE_INFINITY };
+    try {
+      const fit = homographyRansac(
+        pairs.map((p) => p.b),
+        pairs.map((p) => p.a),
+        { thresholdPx: 3, maxIterations: 5000, minInlierRatio: 0.2 },
+      );
+      let cost = 0;
+      for (const p of pairs) cost += Math.min(9, transferError(fit.homography, p.b, p.a) ** 2);
+      return { pairs, fit, cost: cost / pairs.length };
+    } catch (error) {
+      if (error instanceof PolyvisionError) return { pairs, fit: null, cost: Number.POSITIVE_INFINITY, error };
+      throw error;
+    }
+  };
+  let lens = plumbLens;
+  let best = fitWith(lens);
+  if (best.fit && best.fit.inliers.length >= 30) {
+    for (const step of [0.05, 0.01]) {
+      const centre = lens.lambda;
+      for (let k = -4; k <= 4; k++) {
+        const candidate = { ...lens, lambda: centre + k * step };
+        if (k === 0 || candidate.lambda < -0.7 || candidate.lambda > 0.3) continue;
+        const tried = fitWith(candidate);
+        if (tried.cost < best.cost) {
+          best = tried;
+          lens = candidate;
+        }
+      }
+    }
+  }
+  const { pairs } = best;
+  if (pairs.length < minInliers) throw noOverlap(`only ${pairs.length} features match between them`, pairs.length);
+  if (!best.fit) {
+    throw noOverlap((best as { error?: Error }).error?.message ?? 'no homography fits the matches', pairs.length);
+  }
+  const fit: RansacResult = best.fit;
+  if (fit.inliers.length < minInliers) {
+    throw noOverlap(`only ${fit.inliers.length} of ${pairs.length} matches agree on one geometry`, pairs.length);
+  }
+  const brown = brownFromDivision(lens, Math.hypot(width, height) / 2);
+  const lenses = linePoints.map((pts, i) => ({
+    cameraId: ids[i] as string,
+    lens,
+    brown,
+    pts,
+    line: dominantLineDeviation(pts, lens),
+  }));
+  const hBA = fit.homography;
+
+  step('panorama');
+  let g: number[];
+  try {
+    g = homographySqrt(hBA);
+  } catch (error) {
+    throw new ValidationError(
+      'calibration_no_overlap',
+      `the matched views give an impossible geometry (${(error as Error).message}): is a camera mirrored or upside down?`,
+      { cause: error },
+    );
+  }
+  const toMid = [inv3(g), g]; // undistorted A → mid, undistorted B → mid
+  // Pitch-line pixels in the middle plane: the panorama box and the density are taken over them.
+  const pitchMid: Array<{ cam: number; x: number; y: number; scale: number }> = [];
+  lenses.forEach((l, cam) => {
+    const n = l.pts.length / 2;
+    const stride = Math.max(1, Math.floor(n / 4000));
+    for (let i = 0; i < n; i += stride) {
+      const u = l.pts[2 * i] as number;
+      const v = l.pts[2 * i + 1] as number;
+      const [x0, y0] = undistortDivision(l.lens, u, v);
+      const [x1] = undistortDivision(l.lens, u + 1, v);
+      const [, y2] = undistortDivision(l.lens, u, v + 1);
+      const [mx, my] = apply3(toMid[cam] as number[], x0, y0);
+      if (!Number.isFinite(mx) || !Number.isFinite(x1) || !Number.isFinite(y2)) continue;
+      const lensScale = Math.sqrt(Math.abs((x1 - x0) * (y2 - y0)));
+      pitchMid.push({ cam, x: mx, y: my, scale: lensScale * localScale(toMid[cam] as number[], x0, y0) });
+    }
+  });
+  if (pitchMid.length < 100) {
+    throw new ValidationError(
+      'calibration_too_few_features',
+      'no pitch lines found in the cameras (white lines on turf): cannot place the panorama over the pitch',
+    );
+  }
+  const xs = pitchMid.map((p) => p.x).sort((a, b) => a - b);
+  const ys = pitchMid.map((p) => p.y).sort((a, b) => a - b);
+  // Robust box of the pitch lines, with a margin: 8 % at the sides and bottom, 25 % above (the far stands).
+  const [bx0, bx1, by0, by1] = [
+    percentile(xs, 0.002),
+    percentile(xs, 0.998),
+    percentile(ys, 0.002),
+    percentile(ys, 0.998),
+  ];
+  const bw = bx1 - bx0;
+  const bh = by1 - by0;
+  const box = { x0: bx0 - 0.08 * bw, x1: bx1 + 0.08 * bw, y0: by0 - 0.25 * bh, y1: by1 + 0.08 * bh };
+  const scales = pitchMid.map((p) => p.scale).sort((a, b) => a - b);
+  const wantDensity = options.pixelDensity ?? 1;
+  const maxWidth = options.maxPanoramaWidthPx ?? 7680;
+  let s = wantDensity / Math.max(1e-6, percentile(scales, 0.05));
+  if ((box.x1 - box.x0) * s > maxWidth) s = maxWidth / (box.x1 - box.x0);
+  const panoW = Math.max(2, 2 * Math.round(((box.x1 - box.x0) * s) / 2));
+  const panoH = Math.max(2, 2 * Math.round(((box.y1 - box.y0) * s) / 2));
+  const place = [s, 0, -s * box.x0, 0, s, -s * box.y0, 0, 0, 1];
+  const imageToPano = toMid.map((m) => normalizeHomography(mul3(place, m)));
+
+  // Seam error: where the two sides of each inlier match land in the panorama.
+  const seam: number[] = [];
+  for (const i of fit.inliers) {
+    const p = pairs[i] as (typeof pairs)[0];
+    const [ax, ay] = apply3(imageToPano[0] as number[], p.a[0], p.a[1]);
+    const [bx, by] = apply3(imageToPano[1] as number[], p.b[0], p.b[1]);
+    seam.push(Math.hypot(ax - bx, ay - by));
+  }
+  seam.sort((a, b) => a - b);
+
+  // Which recorded pixel of a camera a panorama pixel shows (the stitcher's mapping), or null.
+  const inside = (cam: number, x: number, y: number) => {
+    const [u, v] = apply3(inv3(imageToPano[cam] as number[]), x, y);
+    if (!Number.isFinite(u)) return null;
+    const [du, dv] = distortDivision((lenses[cam] as (typeof lenses)[0]).lens, u, v);
+    return du >= 0 && du <= width - 1 && dv >= 0 && dv <= height - 1 ? ([du, dv] as const) : null;
+  };
+
+  step('overlap and colour');
+  let both = 0;
+  let total = 0;
+  const sums = [
+    [0, 0, 0],
+    [0, 0, 0],
+  ];
+  const gridStep = Math.max(4, Math.round(panoW / 400));
+  for (let y = 0; y < panoH; y += gridStep) {
+    for (let x = 0; x < panoW; x += gridStep) {
+      total++;
+      const pa = inside(0, x, y);
+      const pb = inside(1, x, y);
+      if (!pa || !pb) continue;
+      both++;
+      const ia = (Math.min(halfH - 1, Math.round(pa[1] / 2)) * halfW + Math.min(halfW - 1, Math.round(pa[0] / 2))) * 3;
+      const ib = (Math.min(halfH - 1, Math.round(pb[1] / 2)) * halfW + Math.min(halfW - 1, Math.round(pb[0] / 2))) * 3;
+      for (let c = 0; c < 3; c++) {
+        (sums[0] as number[])[c] = ((sums[0] as number[])[c] as number) + ((colour[0] as Uint8Array)[ia + c] as number);
+        (sums[1] as number[])[c] = ((sums[1] as number[])[c] as number) + ((colour[1] as Uint8Array)[ib + c] as number);
+      }
+    }
+  }
+  const gains = [0, 1, 2].map((c) => {
+    const a = (sums[0] as number[])[c] as number;
+    const b = (sums[1] as number[])[c] as number;
+    return a > 0 && b > 0 ? Math.sqrt(b / a) : 1;
+  });
+  const colorGains: Array<[number, number, number]> = [
+    [gains[0] as number, gains[1] as number, gains[2] as number],
+    [1 / (gains[0] as number), 1 / (gains[1] as number), 1 / (gains[2] as number)],
+  ];
+
+  step('time offset');
+  const overlapMask = (cam: number) => {
+    const mask = new Uint8Array(THUMB_WIDTH_PX * THUMB_HEIGHT_PX);
+    const other = 1 - cam;
+    const lens = (lenses[cam] as (typeof lenses)[0]).lens;
+    for (let ty = 0; ty < THUMB_HEIGHT_PX; ty++) {
+      for (let tx = 0; tx < THUMB_WIDTH_PX; tx++) {
+        const [u, v] = undistortDivision(
+          lens,
+          ((tx + 0.5) * width) / THUMB_WIDTH_PX,
+          ((ty + 0.5) * height) / THUMB_HEIGHT_PX,
+        );
+        if (!Number.isFinite(u)) continue;
+        const [px, py] = apply3(imageToPano[cam] as number[], u, v);
+        if (Number.isFinite(px) && inside(other, px, py)) mask[ty * THUMB_WIDTH_PX + tx] = 1;
+      }
+    }
+    return mask;
+  };
+  const energyA = motionEnergy((samples[0] as VideoSamples).thumbnails, overlapMask(0));
+  const energyB = motionEnergy((samples[1] as VideoSamples).thumbnails, overlapMask(1));
+  const maxLag = Math.round((options.maxTimeOffsetS ?? 2) * fa.fps);
+  const offset = estimateTimeOffset(energyA, energyB, Math.min(maxLag, Math.floor(energyA.length / 3)));
+  const lagS = offset.lagFrames / fa.fps;
+
+  // Placeholder pitch frame: the pitch rectangle laid over the panorama (not metres: pitch_registered false).
+  const pitch = options.pitch ?? { length_m: 105, width_m: 68 };
+  const pitchToPano = [panoW / pitch.length_m, 0, panoW / 2, 0, -panoH / pitch.width_m, panoH / 2, 0, 0, 1];
+  const rows = (m: number[]): Matrix3x3 => mat3Rows(normalizeHomography(m));
+  const identity: Matrix3x3 = [
+    [1, 0, 0],
+    [0, 1, 0],
+    [0, 0, 1],
+  ];
+  const venue: VenueCalibration = {
+    version: 1,
+    venue_id: options.venueId ?? 'venue',
+    pitch,
+    cameras: lenses.map((l, i) => ({
+      id: l.cameraId,
+      width_px: width,
+      height_px: height,
+      intrinsics: l.brown.intrinsics,
+      distortion: l.brown.distortion,
+      rotation: identity,
+      translation_m: [0, 0, 0],
+      position_m: [0, 0, 0],
+      pitch_to_image: rows(mul3(inv3(imageToPano[i] as number[]), pitchToPano)),
+      image_to_panorama: rows(imageToPano[i] as number[]),
+      division_model: { lambda: l.lens.lambda, center_px: [l.lens.cx, l.lens.cy], norm_px: l.lens.normPx },
+      time_offset_s: i === 0 ? Math.max(0, -lagS) : Math.max(0, lagS),
+      color_gains: colorGains[i] as [number, number, number],
+    })),
+    panorama: {
+      projection: 'planar',
+      width_px: panoW,
+      height_px: panoH,
+      intrinsics: { fx: s * width, fy: s * width, cx: panoW / 2, cy: panoH / 2 },
+      rotation: identity,
+      translation_m: [0, 0, 0],
+      pitch_to_panorama: rows(pitchToPano),
+      panorama_to_pitch: rows(inv3(pitchToPano)),
+    },
+    quality: {
+      method: 'features',
+      pitch_registered: false,
+      reprojection_error_px: fit.rmsErrorPx,
+      seam_error_mean_px: seam.reduce((a, b) => a + b, 0) / Math.max(1, seam.length),
+      seam_error_p95_px: percentile(seam, 0.95),
+      matches: pairs.length,
+      inliers: fit.inliers.length,
+      overlap_fraction: total === 0 ? 0 : both / total,
+      time_offset_s: lagS,
+      time_offset_correlation: offset.correlation,
+      ...(lenses[0]?.line
+        ? { line_deviation_px: { distorted: lenses[0].line.distortedPx, undistorted: lenses[0].line.undistortedPx } }
+        : {}),
+      pixel_density: { min: s * percentile(scales, 0.0), median: s * percentile(scales, 0.5) },
+      calibration_ms: Math.round(performance.now() - started),
+    },
+  };
+  return {
+    venue,
+    lenses: lenses.map((l) => ({
+      cameraId: l.cameraId,
+      lambda: l.lens.lambda,
+      brownFitErrorPx: l.brown.maxFitErrorPx,
+      linePixels: l.pts.length / 2,
+      line: l.line,
+    })),
+    inlierMatches: fit.inliers.map((i) => ({
+      a: (pairs[i] as (typeof pairs)[0]).m.a,
+      b: (pairs[i] as (typeof pairs)[0]).m.b,
+    })),
+    timeOffset: offset,
+  };
+}

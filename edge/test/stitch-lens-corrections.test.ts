@@ -1,0 +1,70 @@
+/**
+ * The stitcher honours what the self-calibration measures: a camera's lens
+ * (division model) in the remap maps, and its time offset and colour gains in
+ * the ffmpeg graph.
+ */
+import { buildRig, mat3FromRows, mat3Invert, venueCalibrationOf } from '@polyvision/shared';
+import { describe, expect, it } from 'vitest';
+import { apply3, distortDivision } from '../src/calibration/index.ts';
+import { computeRemapMaps, stitchArgs, UNMAPPED } from '../src/stitch/index.ts';
+
+const venue = venueCalibrationOf(
+  buildRig({ cameraCount: 3, widthPx: 320, heightPx: 180, heightM: 20, setbackM: 30, panoramaWidthPx: 720 }),
+  'lens-test',
+);
+
+describe('remap maps with a lens', () => {
+  it('sample each panorama pixel at distort(H⁻¹·p) of the division model', () => {
+    const lens = { lambda: -0.2, center_px: [159.5, 89.5] as [number, number], norm_px: Math.hypot(320, 180) / 2 };
+    const withLens = { ...venue, cameras: venue.cameras.map((c) => ({ ...c, division_model: lens })) };
+    const plain = computeRemapMaps(venue);
+    const maps = computeRemapMaps(withLens, { minPitchCoverage: 0 });
+    const cam = maps.cameras[1];
+    const inverse = mat3Invert(mat3FromRows(withLens.cameras[1]?.image_to_panorama ?? []));
+    let checked = 0;
+    let differs = 0;
+    for (let k = 0; k < maps.widthPx * maps.heightPx; k += 97) {
+      if (cam?.xmap[k] === UNMAPPED) continue;
+      const x = k % maps.widthPx;
+      const y = (k - x) / maps.widthPx;
+      const [u, v] = apply3(inverse, x, y);
+      const [du, dv] = distortDivision(
+        { lambda: lens.lambda, cx: lens.center_px[0], cy: lens.center_px[1], normPx: lens.norm_px },
+        u,
+        v,
+      );
+      expect(cam?.xmap[k]).toBe(Math.max(0, Math.min(319, Math.round(du))));
+      expect(cam?.ymap[k]).toBe(Math.max(0, Math.min(179, Math.round(dv))));
+      if (plain.cameras[1]?.xmap[k] !== cam?.xmap[k]) differs++;
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(100);
+    expect(differs).toBeGreaterThan(checked / 4);
+  });
+});
+
+describe('ffmpeg graph corrections', () => {
+  it('trims the lagging camera and applies colour gains before the warp', () => {
+    const maps = [0, 1].map((i) => ({
+      cameraId: `c${i}`,
+      box: { x: 0, y: 0, width: 10, height: 10 },
+      xmapPath: `x${i}`,
+      ymapPath: `y${i}`,
+      maskPath: `m${i}`,
+    }));
+    const args = stitchArgs(
+      maps,
+      [
+        { cameraId: 'c0', path: 'a.mp4' },
+        { cameraId: 'c1', path: 'b.mp4' },
+      ],
+      'out.mp4',
+      { encoder: 'libx264' },
+      { widthPx: 20, heightPx: 10 },
+      [{ colorGains: [1.05, 1, 0.96] }, { timeOffsetS: 0.08, colorGains: [1, 1, 1] }],
+    );
+    const graph = args[args.indexOf('-filter_complex') + 1] as string;
+    expect(graph).toContain('[0:v]format=gbrp,colorchannelmixer=rr=1.0500:gg=1.0000:bb=0.9600,format=yuv444p[c0]');
+    expect(graph).toContain('[1:v]trim=start=0.0800,setpts=PTS-STARTPTS,format=yuv444p[c1]');
+  });
+});
