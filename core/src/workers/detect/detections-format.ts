@@ -18,10 +18,12 @@ import { DETECTION_CLASSES } from './detect-options.ts';
  * ```
  * Then one line per analysed frame, in order, also frames without detections:
  * ```json
- * {"frame":0,"tMs":0,"detections":[{"class":"player","score":0.91,"box":[x1,y1,x2,y2]}]}
+ * {"frame":0,"sourceFrame":0,"tMs":0,"detections":[{"class":"player","score":0.91,"box":[x1,y1,x2,y2]}]}
  * ```
- * `frame` counts analysed frames from 0 (at `analysisFps`); `tMs` is the
- * presentation time from the clip start in ms; `box` is in source (panorama)
+ * `frame` counts analysed frames from 0 (at `analysisFps`); `sourceFrame` is
+ * the 0-based index of the source frame analysed (absent in older files);
+ * `tMs` is that source frame's presentation time from the clip's first frame
+ * in ms (its pts, not `frame / analysisFps`); `box` is in source (panorama)
  * pixels, x right and y down, rounded to 0.1 px; `score` in [0, 1].
  */
 export const DETECTIONS_FORMAT = 'polyvision.detections';
@@ -59,6 +61,7 @@ export type DetectionsHeader = z.output<typeof DetectionsHeaderSchema>;
 
 export const FrameDetectionsSchema = z.object({
   frame: z.number().int().nonnegative(),
+  sourceFrame: z.number().int().nonnegative().optional(),
   tMs: z.number().nonnegative(),
   detections: z.array(DetectionSchema),
 });
@@ -76,6 +79,7 @@ const round1 = (v: number) => Math.round(v * 10) / 10;
 export function formatFrameLine(frame: FrameDetections): string {
   return `${JSON.stringify({
     frame: frame.frame,
+    ...(frame.sourceFrame !== undefined ? { sourceFrame: frame.sourceFrame } : {}),
     tMs: Math.round(frame.tMs * 1000) / 1000,
     detections: frame.detections.map((d) => ({
       class: d.class,

@@ -111,7 +111,7 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
         const list = perFrame[i] ?? [];
         detections += list.length;
         for (const d of list) byClass[d.class] = (byClass[d.class] ?? 0) + 1;
-        await write(formatFrameLine({ frame: frame.index, tMs: frame.timeMs, detections: list }));
+        await write(formatFrameLine({ frame: frame.index, sourceFrame: frame.sourceIndex, tMs: frame.timeMs, detections: list }));
         frames += 1;
       }
       params.onProgress?.(Math.min(1, frames / expectedFrames));
