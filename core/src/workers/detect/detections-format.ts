@@ -14,8 +14,11 @@ import { DETECTION_CLASSES } from './detect-options.ts';
  *  "analysisFps":25,
  *  "model":{"version":"yolox-nano-coco","sha256":"…","layout":"yolox","inputWidth":416,"inputHeight":416,
  *           "executionProvider":"cpu","tiles":1},
- *  "classes":["player","ball"]}
+ *  "tiling":{"mode":"auto","columns":1,"rows":1,"scale":0.667,"source":"estimated","personHeightPx":54,"modelPersonHeightPx":28},
+ *  "classes":["player","ball"],
+ *  "warnings":["…"]}
  * ```
+ * `tiling` and `warnings` are optional (absent in older files; `warnings` only when there are some).
  * Then one line per analysed frame, in order, also frames without detections:
  * ```json
  * {"frame":0,"sourceFrame":0,"tMs":0,"detections":[{"class":"player","score":0.91,"box":[x1,y1,x2,y2]}]}
@@ -56,6 +59,20 @@ export const DetectionsHeaderSchema = z.object({
     tiles: z.number().int().positive(),
   }),
   classes: z.array(z.enum(DETECTION_CLASSES)),
+  /** The tile grid used (absent in older files); `source`: hint, estimated, unknown (whole frame), grid, off. */
+  tiling: z
+    .object({
+      mode: z.string(),
+      columns: z.number().int().positive(),
+      rows: z.number().int().positive(),
+      scale: z.number(),
+      source: z.string(),
+      personHeightPx: z.number().optional(),
+      modelPersonHeightPx: z.number().optional(),
+    })
+    .optional(),
+  /** Things a person should know about this run (e.g. a model that looks wrong for the footage). */
+  warnings: z.array(z.string()).optional(),
 });
 export type DetectionsHeader = z.output<typeof DetectionsHeaderSchema>;
 

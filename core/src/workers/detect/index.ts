@@ -15,6 +15,7 @@ export * from './frames/index.ts';
 export * from './geometry.ts';
 export * from './letterbox.ts';
 export * from './model/index.ts';
+export * from './model-sanity.ts';
 export * from './nms.ts';
 export * from './run-detect.ts';
 export * from './stage-io.ts';

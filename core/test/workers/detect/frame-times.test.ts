@@ -28,7 +28,8 @@ async function sourceFrames(path: string, frameBytes: number): Promise<Buffer[]>
     { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
   );
   const frames: Buffer[] = [];
-  for (let at = 0; at + frameBytes <= stdout.length; at += frameBytes) frames.push(stdout.subarray(at, at + frameBytes));
+  for (let at = 0; at + frameBytes <= stdout.length; at += frameBytes)
+    frames.push(stdout.subarray(at, at + frameBytes));
   return frames;
 }
 

@@ -161,10 +161,14 @@ export async function* readVideoFrames(path: string, options: ReadFramesOptions)
       await run.done;
     } catch (error) {
       options.signal?.throwIfAborted();
-      throw new PolyvisionError('video_corrupt', `ffmpeg could not decode ${path}: ${lastError || (error as Error).message}`, {
-        cause: error,
-        details: { path, decodedFrames: index },
-      });
+      throw new PolyvisionError(
+        'video_corrupt',
+        `ffmpeg could not decode ${path}: ${lastError || (error as Error).message}`,
+        {
+          cause: error,
+          details: { path, decodedFrames: index },
+        },
+      );
     }
     if (index === 0) {
       throw new PolyvisionError('video_corrupt', `ffmpeg decoded no frame from ${path}: ${lastError}`, {
