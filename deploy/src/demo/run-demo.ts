@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { getJob, type JobView, type StageHandler } from '@polyvision/core';
 import { abortableSleep, type Logger, PolyvisionError, silentLogger } from '@polyvision/shared';
 import { type CollectedOutputs, collectOutputs, type StoredOutput } from './collect.ts';
+import { type DetectorSummary, detectorSummaryOf } from './detector-summary.ts';
 import { type EdgePanorama, stitchPanorama, type UploadReport, uploadCalibration, uploadPanorama } from './edge.ts';
 import { openDemoInfra, type ServiceUrls } from './infra.ts';
 import type { DemoOptions } from './options.ts';
@@ -72,6 +73,8 @@ export interface DemoResult {
   /** Where each stage output was placed (SE per file). */
   stored: StoredOutput[];
   analysisFps: number | null;
+  /** The detector's model, tile grid and warnings (from the detections header); null without detections. */
+  detector: DetectorSummary | null;
   /**
    * Units of the analytics (`summary.json` `unit`): `m` (pitch metres) when the
    * venue calibration travelled with the match, `px` (image pixels) without one; null without analytics.
@@ -278,6 +281,7 @@ export async function runDemo(
       stored,
       analyticsUnit: await analyticsUnitOf(outDir, outputs.analytics),
       analysisFps: options.stageEnv.DETECT_ANALYSIS_FPS ? Number(options.stageEnv.DETECT_ANALYSIS_FPS) : null,
+      detector: await detectorSummaryOf(outDir, outputs.detections),
       vcamSize: options.stageEnv.VCAM_OUTPUT_WIDTH
         ? `${options.stageEnv.VCAM_OUTPUT_WIDTH}x${options.stageEnv.VCAM_OUTPUT_HEIGHT}`
         : null,

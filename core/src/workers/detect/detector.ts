@@ -256,10 +256,12 @@ export class Detector {
   }
 
   /**
-   * The first pass of `'auto'` tiling: detects on `frames` (source size) with
-   * the native-scale grid and returns the median height of person boxes
-   * (player, goalkeeper, referee) scoring ≥ `minScore`, when at least
-   * `minPeople` were found.
+   * The first pass of `'auto'` tiling: detects on `frames` (source size) and
+   * returns the median height of person boxes (player, goalkeeper, referee)
+   * scoring ≥ `minScore`, when at least `minPeople` were found. Looks at the
+   * whole frame first; when that finds too few people, or people small
+   * enough that the rule would tile anyway, looks again with the
+   * native-scale grid (`nativeScaleGrid`), which sees small people better.
    *
    * @throws PolyvisionError `inference_failed` (retriable).
    */
@@ -269,22 +271,47 @@ export class Detector {
   ): Promise<PersonHeightEstimate> {
     const first = frames[0];
     if (!first) return { personHeightPx: undefined, people: 0, frames: 0 };
-    const grid = nativeScaleGrid(this.#gridInputs(first.width, first.height));
-    const tiles = planTiles(first.width, first.height, {
-      ...grid,
-      overlapFraction: this.options.tiling.overlapFraction,
-    });
+    const inputs = this.#gridInputs(first.width, first.height);
+    const minPeople = options.minPeople ?? 5;
+    const whole = await this.#medianPersonHeight(frames, { columns: 1, rows: 1, scale: 0 }, options.minScore);
+    const enough = whole.heights.length >= minPeople;
+    if (enough) {
+      const chosen = chooseTileGrid(inputs, whole.median, this.info.modelPersonHeightPx);
+      if (chosen.columns * chosen.rows === 1) {
+        return { personHeightPx: whole.median, people: whole.heights.length, frames: frames.length };
+      }
+    }
+    const native = nativeScaleGrid(inputs);
+    if (native.columns * native.rows === 1) {
+      return { personHeightPx: enough ? whole.median : undefined, people: whole.heights.length, frames: frames.length };
+    }
+    const tiled = await this.#medianPersonHeight(frames, native, options.minScore);
+    const best = tiled.heights.length >= whole.heights.length ? tiled : whole;
+    return {
+      personHeightPx: best.heights.length >= minPeople ? best.median : undefined,
+      people: best.heights.length,
+      frames: frames.length,
+    };
+  }
+
+  /** Person box heights (source px, ascending) and their median, detected on `frames` with `grid`. */
+  async #medianPersonHeight(
+    frames: readonly BgrImage[],
+    grid: TileGrid,
+    minScore = 0.4,
+  ): Promise<{ heights: number[]; median: number }> {
+    const { width, height } = frames[0]!;
+    const tiles = planTiles(width, height, { ...grid, overlapFraction: this.options.tiling.overlapFraction });
     const plan: DetectPlan = {
-      sourceWidth: first.width,
-      sourceHeight: first.height,
-      decodeWidth: first.width,
-      decodeHeight: first.height,
+      sourceWidth: width,
+      sourceHeight: height,
+      decodeWidth: width,
+      decodeHeight: height,
       tiles,
       grid,
       personHeightPx: undefined,
       gridSource: 'unknown',
     };
-    const minScore = options.minScore ?? 0.4;
     const heights: number[] = [];
     const perBatch = this.framesPerBatch(plan);
     for (let i = 0; i < frames.length; i += perBatch) {
@@ -294,12 +321,7 @@ export class Detector {
       }
     }
     heights.sort((a, b) => a - b);
-    const enough = heights.length >= (options.minPeople ?? 5);
-    return {
-      personHeightPx: enough ? heights[Math.floor(heights.length / 2)] : undefined,
-      people: heights.length,
-      frames: frames.length,
-    };
+    return { heights, median: heights[Math.floor(heights.length / 2)] ?? 0 };
   }
 
   /** Frames (whole) that fit in one inference batch under `plan`; at least 1. */
