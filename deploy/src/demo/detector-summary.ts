@@ -1,6 +1,9 @@
 import { createReadStream } from 'node:fs';
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { ArtifactIo, JobView } from '@polyvision/core';
+import type { ArtifactRef } from '@polyvision/shared';
 
 /** What the demo tells about its detector run (from the detections file's header). */
 export interface DetectorSummary {
@@ -42,4 +45,19 @@ export async function detectorSummaryOf(outDir: string, detections: string | nul
       : null,
     warnings: Array.isArray(header.warnings) ? header.warnings.map(String) : [],
   };
+}
+
+/**
+ * The detect stage's warnings of a job that failed later (e.g. at track): its
+ * detections file fetched from storage into `workDir`. Empty when detect has no output.
+ */
+export async function detectWarningsOf(job: JobView, io: ArtifactIo, workDir: string): Promise<string[]> {
+  const ref = job.stages
+    .find((s) => s.stage === 'detect')
+    ?.outputs.find((o) => (o as ArtifactRef).kind === 'detections') as ArtifactRef | undefined;
+  if (!ref) return [];
+  const dir = join(workDir, 'detect-warnings');
+  await mkdir(dir, { recursive: true });
+  const path = await io.openInput(ref, dir);
+  return (await detectorSummaryOf(dirname(path), path.slice(dirname(path).length + 1)))?.warnings ?? [];
 }

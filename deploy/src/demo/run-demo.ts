@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { getJob, type JobView, type StageHandler } from '@polyvision/core';
 import { abortableSleep, type Logger, PolyvisionError, silentLogger } from '@polyvision/shared';
 import { type CollectedOutputs, collectOutputs, type StoredOutput } from './collect.ts';
-import { type DetectorSummary, detectorSummaryOf } from './detector-summary.ts';
+import { type DetectorSummary, detectorSummaryOf, detectWarningsOf } from './detector-summary.ts';
 import { type EdgePanorama, stitchPanorama, type UploadReport, uploadCalibration, uploadPanorama } from './edge.ts';
 import { openDemoInfra, type ServiceUrls } from './infra.ts';
 import type { DemoOptions } from './options.ts';
@@ -231,9 +231,11 @@ export async function runDemo(
     const job = await followJob(infra.db, matchId, organizationId, observer, timings, t0, options.timeoutMs, signal);
     if (job.status !== 'completed') {
       const failed = job.stages.find((s) => s.status === 'failed');
+      // A later stage's failure often comes from the detector: say what the detect stage warned about.
+      const detectWarnings = await detectWarningsOf(job, stack.io, workRoot).catch(() => []);
       throw new PolyvisionError(
         'demo_job_failed',
-        `job ${job.job_id} ${job.status}${failed ? `: stage ${failed.stage} failed: ${JSON.stringify(failed.error)}` : ''}`,
+        `job ${job.job_id} ${job.status}${failed ? `: stage ${failed.stage} failed: ${JSON.stringify(failed.error)}` : ''}${detectWarnings.map((w) => `\nWARNING (detect): ${w}`).join('')}`,
         { details: { job } },
       );
     }
