@@ -108,7 +108,7 @@ describe('pnpm demo detector options', () => {
           logger: silentLogger,
         });
         const file = await readDetectionsFile(join(store, result.outputs[0]!.object_key));
-        expect(file.header.analysisFps).toBe(2);
+        expect(file.header.analysisFps).toBe(1);
         expect(file.header.tiling).toMatchObject({ mode: 'grid', columns: 2, rows: 1 });
         expect(file.header.model.layout).toBe('yolox');
         const scores = file.frames.flatMap((f) => f.detections.map((d) => d.score));
@@ -118,6 +118,7 @@ describe('pnpm demo detector options', () => {
         await handler.close?.();
       }
     },
+    600_000,
   );
 
   it('converts a one-camera .avi to an MP4 panorama instead of renaming it', async () => {

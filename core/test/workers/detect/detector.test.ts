@@ -128,5 +128,5 @@ describe('Detector with YOLOX-Nano on walking.mp4', () => {
     } finally {
       await detector.close();
     }
-  });
+  }, 300_000);
 });
