@@ -62,7 +62,7 @@ describe('pnpm demo detector options', () => {
           '--score-threshold',
           '0.4',
           '--analysis-fps',
-          '2',
+          '1',
         ],
         repoRoot,
         repoRoot,
