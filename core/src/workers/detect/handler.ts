@@ -109,7 +109,9 @@ export const detectEnvSchema = z.object({
 });
 
 /**
- * Builds the detect stage: opens the detector once (model from
+ * Builds the detect stage (variables: `detectEnvSchema`, documented in core/README.md;
+ * tiling: `DETECT_TILING` auto|off|CxR|NNpx, `DETECT_PERSON_HEIGHT_PX`,
+ * `DETECT_MODEL_PERSON_HEIGHT_PX`, task `params.person_height_px`): opens the detector once (model from
  * `DETECT_MODEL_URL`+`DETECT_MODEL_SHA256` or `DETECT_MODEL_PATH`, default the
  * repository's player detector), then per task reads the panorama (input
  * kind `panorama`, else `camera`), writes `detections.jsonl` (kind `detections`).
