@@ -86,7 +86,9 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
         throw error;
       },
     );
+    signal?.throwIfAborted();
     const estimate = await detector.estimatePersonHeight(sample);
+    signal?.throwIfAborted();
     personHeightPx = estimate.personHeightPx;
     estimated = personHeightPx !== undefined;
     if (!estimated) {

@@ -11,7 +11,13 @@ let detector: Detector;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pv-detect-bad-'));
-  detector = await Detector.open({ model: { path: YOLOX_NANO }, modelVersion: 'yolox-nano-coco' });
+  // Input handling, one tile per frame (the abort case's 3 s budget is one inference); the auto
+  // tiling's first pass on a bad file has its own case below.
+  detector = await Detector.open({
+    model: { path: YOLOX_NANO },
+    modelVersion: 'yolox-nano-coco',
+    tiling: { mode: 'off' },
+  });
 });
 afterAll(async () => {
   await detector.close();
@@ -76,6 +82,20 @@ describe('detect refuses bad input clearly', () => {
       failure('video_corrupt'),
     );
   });
+
+  it('a truncated video with automatic tiling (its first pass seeks past the end)', async () => {
+    const inputPath = join(dir, 'truncated-auto.mp4');
+    await copyFile(WALKING_MP4, inputPath);
+    await truncate(inputPath, Math.floor((await stat(inputPath)).size / 2));
+    const auto = await Detector.open({ model: { path: YOLOX_NANO }, modelVersion: 'yolox-nano-coco' });
+    try {
+      await expect(
+        runDetect({ inputPath, outputPath: join(dir, 'c2.jsonl'), detector: auto, analysisFps: 1 }),
+      ).rejects.toEqual(failure('video_truncated'));
+    } finally {
+      await auto.close();
+    }
+  }, 300_000);
 
   it('a clip shorter than a second', async () => {
     const inputPath = await makeClip(join(dir, 'short.mp4'), 'testsrc2=size=160x90:rate=25', 0.4);
