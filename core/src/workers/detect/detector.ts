@@ -259,7 +259,9 @@ export class Detector {
    * The first pass of `'auto'` tiling: detects on `frames` (source size) and
    * returns the median height of person boxes (player, goalkeeper, referee)
    * scoring ≥ `minScore`, when at least `minPeople` were found. Looks at the
-   * whole frame first; when that finds too few people, looks again with the
+   * whole frame first; when that finds too few people, or people small
+   * enough that the rule would tile (the smallest may then be missing from
+   * the whole-frame look, biasing the median up), looks again with the
    * native-scale grid (`nativeScaleGrid`), which sees small people better.
    *
    * @throws PolyvisionError `inference_failed` (retriable).
@@ -274,7 +276,13 @@ export class Detector {
     const minPeople = options.minPeople ?? 5;
     const whole = await this.#medianPersonHeight(frames, { columns: 1, rows: 1, scale: 0 }, options.minScore);
     const enough = whole.heights.length >= minPeople;
-    if (enough) return { personHeightPx: whole.median, people: whole.heights.length, frames: frames.length };
+    if (enough) {
+      // Trusted when the rule would not tile anyway; otherwise small people may be missing from it.
+      const chosen = chooseTileGrid(inputs, whole.median, this.info.modelPersonHeightPx);
+      if (chosen.columns * chosen.rows === 1) {
+        return { personHeightPx: whole.median, people: whole.heights.length, frames: frames.length };
+      }
+    }
     const native = nativeScaleGrid(inputs);
     if (native.columns * native.rows === 1) {
       return { personHeightPx: enough ? whole.median : undefined, people: whole.heights.length, frames: frames.length };
