@@ -56,6 +56,11 @@ export const commands: Command[] = [
     load: () => import('./commands/jobs.ts'),
   },
   {
+    name: 'eval',
+    summary: 'detections|tracks --gt G --pred P: precision/recall/AP50 per class, or HOTA/IDF1/MOTA',
+    load: () => import('./commands/eval.ts'),
+  },
+  {
     name: 'demo',
     summary: 'the main job end to end in one process: edge → ingest → SEs → orchestrators → workers → out/<match_id>/',
     load: () => import('./commands/demo.ts'),

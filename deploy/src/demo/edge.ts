@@ -5,6 +5,7 @@ import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Alarms, createStitcher, Spool, selfCalibrate, Uploader } from '@polyvision/edge';
 import { PolyvisionError, type VenueCalibration, venueCalibrationSchema } from '@polyvision/shared';
+import { convertToMp4, needsMp4Conversion } from './convert-input.ts';
 
 /** Width cap of the panorama when the demo self-calibrates two cameras, pixels. */
 export const DEMO_PANORAMA_MAX_WIDTH_PX = 5120;
@@ -74,7 +75,9 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
   const started = performance.now();
   const output = join(workDir, 'panorama.mp4');
   if (input.cameraPaths.length === 1 && !input.calibrationPath) {
-    await copyFile(input.cameraPaths[0] as string, output);
+    const camera = input.cameraPaths[0] as string;
+    if (needsMp4Conversion(camera)) await convertToMp4(camera, output, signal);
+    else await copyFile(camera, output);
     return {
       ...(await digest(output)),
       path: output,

@@ -57,6 +57,9 @@ Options:
   --model <m.onnx>          detector model (DETECT_MODEL_PATH) [core/models/player-detector]
   --model-layout <l>        auto | yolov8 | yolox                 [auto]
   --class-map <map>         detector classes, e.g. 0:player      (DETECT_CLASS_MAP)
+  --score-threshold <x>     lowest detection score kept, 0–1      (DETECT_SCORE_THRESHOLD) [0.1]
+  --tiling <t>              auto | off | a grid like 2x1 | an expected person height
+                            like 60px (source pixels)             (DETECT_TILING) [auto]
   --analysis-fps <n>        frames per second the detector analyses [${DEMO_ANALYSIS_FPS}]
   --vcam-size <WxH>         virtual-camera video size             [follows the panorama, ≤ 1080p]
   --duration <s>            synthetic sample length, seconds      [20]
@@ -69,6 +72,11 @@ Options:
   --keep                    keep the services (and the ops page) up after the job, until Ctrl-C
   -h, --help
 
+Detector flags become the workers' DETECT_* variables (core/README.md, detect);
+DETECT_* variables set in your shell reach the workers too, flags win.
+Cameras in another container than MP4 (.avi, .mkv, .mov, …) are converted to
+H.264 MP4 first.
+
 Exit status: 0 done, 1 the job failed, 2 bad options or input.
 `;
 
@@ -76,7 +84,12 @@ Exit status: 0 done, 1 the job failed, 2 bad options or input.
  * Parses `pnpm demo` arguments.
  * @throws ValidationError `demo_usage` naming the bad option and what was expected.
  */
-export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): DemoOptions | 'help' {
+export function parseDemoArgs(
+  argv: string[],
+  cwd: string,
+  repoRoot: string,
+  env: Record<string, string | undefined> = process.env,
+): DemoOptions | 'help' {
   let values: Record<string, string | boolean | undefined>;
   try {
     values = parseArgs({
@@ -87,6 +100,8 @@ export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): De
         model: { type: 'string' },
         'model-layout': { type: 'string' },
         'class-map': { type: 'string' },
+        'score-threshold': { type: 'string' },
+        tiling: { type: 'string' },
         'analysis-fps': { type: 'string' },
         'vcam-size': { type: 'string' },
         duration: { type: 'string' },
@@ -161,6 +176,17 @@ export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): De
       `the default detector ${defaultModelPath(repoRoot)} is not in this checkout; pass --model <m.onnx> --model-layout yolox (e.g. ../shared/models/yolox_nano.onnx)`,
     );
   }
+  const tiling = text('tiling');
+  if (tiling !== undefined && !/^(auto|off|\d+x\d+|\d+(\.\d+)?px)$/i.test(tiling)) {
+    throw new ValidationError(
+      'demo_usage',
+      `--tiling ${tiling}: expected auto, off, a grid like 2x1, or a person height like 60px`,
+    );
+  }
+  const scoreThreshold =
+    text('score-threshold') === undefined
+      ? undefined
+      : number('score-threshold', 0, (n) => n >= 0 && n <= 1, 'a number from 0 to 1');
   // A user's own model: COCO-style by default (class 0 = person).
   const classMap = text('class-map') ?? (model ? '0:player,32:ball' : undefined);
   return {
@@ -177,12 +203,19 @@ export function parseDemoArgs(argv: string[], cwd: string, repoRoot: string): De
     outRoot: resolve(cwd, text('out') ?? 'out'),
     matchId,
     stageEnv: {
+      // DETECT_* of the user's shell reach the workers; the flags below win.
+      ...Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('DETECT_'))),
       DETECT_ANALYSIS_FPS: String(analysisFps),
       ...(vcamMatch ? { VCAM_OUTPUT_WIDTH: vcamMatch[1], VCAM_OUTPUT_HEIGHT: vcamMatch[2] } : {}),
       DETECT_MODEL_CACHE_DIR: resolve(repoRoot, '.cache', 'models'),
       ...(model ? { DETECT_MODEL_PATH: model, DETECT_MODEL_VERSION: `user-${model.split('/').at(-1)}` } : {}),
       ...(layout ? { DETECT_MODEL_LAYOUT: layout } : {}),
       ...(classMap ? { DETECT_CLASS_MAP: classMap } : {}),
+      ...(text('analysis-fps') === undefined && env.DETECT_ANALYSIS_FPS
+        ? { DETECT_ANALYSIS_FPS: env.DETECT_ANALYSIS_FPS }
+        : {}),
+      ...(tiling ? { DETECT_TILING: tiling } : {}),
+      ...(scoreThreshold !== undefined ? { DETECT_SCORE_THRESHOLD: String(scoreThreshold) } : {}),
     },
     storageCapacityBytes: 8 * 1024 ** 3,
     timeoutMs: number('timeout', 1800, (n) => n > 0, 'a positive number of seconds') * 1000,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { getJob, type JobView, type StageHandler } from '@polyvision/core';
 import { abortableSleep, type Logger, PolyvisionError, silentLogger } from '@polyvision/shared';
 import { type CollectedOutputs, collectOutputs, type StoredOutput } from './collect.ts';
+import { type DetectorSummary, detectorSummaryOf, detectWarningsOf } from './detector-summary.ts';
 import { type EdgePanorama, stitchPanorama, type UploadReport, uploadCalibration, uploadPanorama } from './edge.ts';
 import { openDemoInfra, type ServiceUrls } from './infra.ts';
 import type { DemoOptions } from './options.ts';
@@ -72,6 +73,8 @@ export interface DemoResult {
   /** Where each stage output was placed (SE per file). */
   stored: StoredOutput[];
   analysisFps: number | null;
+  /** The detector's model, tile grid and warnings (from the detections header); null without detections. */
+  detector: DetectorSummary | null;
   /**
    * Units of the analytics (`summary.json` `unit`): `m` (pitch metres) when the
    * venue calibration travelled with the match, `px` (image pixels) without one; null without analytics.
@@ -234,12 +237,15 @@ export async function runDemo(
     // 5. The job runs; the live view follows its stages in the database.
     const job = await followJob(infra.db, matchId, organizationId, observer, timings, t0, options.timeoutMs, signal);
     const failedStage = job.stages.find((s) => s.status === 'failed');
+    // A later stage's failure often comes from the detector: say what the detect stage warned about.
+    const detectWarnings =
+      job.status === 'completed' ? [] : await detectWarningsOf(job, stack.io, workRoot).catch(() => []);
     const failure =
       job.status === 'completed'
         ? null
         : {
             stage: failedStage?.stage ?? null,
-            reason: `job ${job.job_id} ${job.status}${failedStage ? `: stage ${failedStage.stage} failed: ${JSON.stringify(failedStage.error)}` : ''}`,
+            reason: `job ${job.job_id} ${job.status}${failedStage ? `: stage ${failedStage.stage} failed: ${JSON.stringify(failedStage.error)}` : ''}${detectWarnings.map((w) => `\nWARNING (detect): ${w}`).join('')}`,
           };
 
     // 6. Outputs and report (also for a failed job: what exists, and why the rest does not).
@@ -285,6 +291,7 @@ export async function runDemo(
       stored,
       analyticsUnit: await analyticsUnitOf(outDir, outputs.analytics),
       analysisFps: options.stageEnv.DETECT_ANALYSIS_FPS ? Number(options.stageEnv.DETECT_ANALYSIS_FPS) : null,
+      detector: await detectorSummaryOf(outDir, outputs.detections),
       vcamSize: await vcamSizeOf(outDir, outputs.cameraPath),
       failure,
       totalMs: 0,

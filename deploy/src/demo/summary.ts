@@ -70,6 +70,10 @@ export function formatSummary(result: DemoResult, cwd: string): string {
       `  the detector analyses ${result.analysisFps} frames per second of video (--analysis-fps); tracks are interpolated between`,
     );
   }
+  if (result.detector) {
+    lines.push(`  detector ${result.detector.model}${result.detector.tiling ? `: ${result.detector.tiling}` : ''}`);
+    for (const w of result.detector.warnings) lines.push(`  WARNING (detect): ${w}`);
+  }
   lines.push(
     `  the virtual camera renders ${result.vcamSize ?? 'nothing'} (its size follows the panorama unless --vcam-size says otherwise); HLS renditions never upscale it`,
   );

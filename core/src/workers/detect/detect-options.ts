@@ -32,8 +32,11 @@ export interface DetectOptions {
   nmsIouThreshold?: number;
   /** @defaultValue 300 */
   maxDetectionsPerFrame?: number;
-  /** Tiling of wide frames. @defaultValue `{columns: 'auto', rows: 1, overlapFraction: 0.15}` */
-  tiling?: Partial<TilingOptions>;
+  /**
+   * Tiling by object scale (`tiling.ts`). @defaultValue `{mode: 'auto', overlapFraction: 0.15, maxTiles: 16, maxUpscale: 2}`.
+   * The older `{columns: 'auto'}` means `mode: 'auto'`, `{columns: n}` `mode: 'grid'`.
+   */
+  tiling?: Partial<Omit<TilingOptions, 'columns'>> & { columns?: number | 'auto' };
   /** Images per inference for models with a dynamic batch axis (fixed-batch models use theirs). @defaultValue 4 */
   batchSize?: number;
   /** @defaultValue 'auto' (CUDA where it loads, else CPU) */
@@ -57,7 +60,14 @@ export const DETECT_DEFAULTS = Object.freeze({
   scoreThreshold: 0.1,
   nmsIouThreshold: 0.45,
   maxDetectionsPerFrame: 300,
-  tiling: Object.freeze({ columns: 'auto', rows: 1, overlapFraction: 0.15 }) as TilingOptions,
+  tiling: Object.freeze({
+    mode: 'auto',
+    columns: 1,
+    rows: 1,
+    overlapFraction: 0.15,
+    maxTiles: 16,
+    maxUpscale: 2,
+  }) as TilingOptions,
   batchSize: 4,
   executionProvider: 'auto',
 } as const);
@@ -91,9 +101,14 @@ const schema = z.object({
   nmsIouThreshold: z.number().min(0).max(1),
   maxDetectionsPerFrame: z.number().int().positive(),
   tiling: z.object({
-    columns: z.union([z.literal('auto'), z.number().int().min(1).max(64)]),
+    mode: z.enum(['auto', 'off', 'grid']),
+    columns: z.number().int().min(1).max(64),
     rows: z.number().int().min(1).max(64),
     overlapFraction: z.number().min(0).lt(0.5),
+    personHeightPx: z.number().min(2).max(4000).optional(),
+    modelPersonHeightPx: z.number().min(2).max(4000).optional(),
+    maxTiles: z.number().int().min(1).max(256),
+    maxUpscale: z.number().min(0.1).max(8),
   }),
   batchSize: z.number().int().min(1).max(256),
   executionProvider: z.enum(['auto', 'cpu', 'cuda']),
@@ -109,7 +124,7 @@ export function compileDetectOptions(options: DetectOptions): CompiledDetectOpti
   const merged = {
     ...DETECT_DEFAULTS,
     ...options,
-    tiling: { ...DETECT_DEFAULTS.tiling, ...options.tiling },
+    tiling: compileTiling(options.tiling),
     classMap: options.classMap ?? DETECT_DEFAULTS.classMap,
   };
   const result = schema.safeParse(merged);
@@ -127,4 +142,16 @@ export function compileDetectOptions(options: DetectOptions): CompiledDetectOpti
     input: parsed.input,
     intraOpNumThreads: parsed.intraOpNumThreads,
   } as CompiledDetectOptions;
+}
+
+/** Merges tiling options over the defaults, mapping the older `columns: 'auto' | n` form to a mode. */
+function compileTiling(tiling: DetectOptions['tiling']): unknown {
+  const { columns, ...rest } = tiling ?? {};
+  const mode = rest.mode ?? (typeof columns === 'number' ? 'grid' : 'auto');
+  return {
+    ...DETECT_DEFAULTS.tiling,
+    ...rest,
+    mode,
+    ...(typeof columns === 'number' ? { columns } : {}),
+  };
 }

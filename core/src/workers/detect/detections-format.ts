@@ -14,14 +14,19 @@ import { DETECTION_CLASSES } from './detect-options.ts';
  *  "analysisFps":25,
  *  "model":{"version":"yolox-nano-coco","sha256":"…","layout":"yolox","inputWidth":416,"inputHeight":416,
  *           "executionProvider":"cpu","tiles":1},
- *  "classes":["player","ball"]}
+ *  "tiling":{"mode":"auto","columns":1,"rows":1,"scale":0.667,"source":"estimated","personHeightPx":54,"modelPersonHeightPx":28},
+ *  "classes":["player","ball"],
+ *  "warnings":["…"]}
  * ```
+ * `tiling` and `warnings` are optional (absent in older files; `warnings` only when there are some).
  * Then one line per analysed frame, in order, also frames without detections:
  * ```json
- * {"frame":0,"tMs":0,"detections":[{"class":"player","score":0.91,"box":[x1,y1,x2,y2]}]}
+ * {"frame":0,"sourceFrame":0,"tMs":0,"detections":[{"class":"player","score":0.91,"box":[x1,y1,x2,y2]}]}
  * ```
- * `frame` counts analysed frames from 0 (at `analysisFps`); `tMs` is the
- * presentation time from the clip start in ms; `box` is in source (panorama)
+ * `frame` counts analysed frames from 0 (at `analysisFps`); `sourceFrame` is
+ * the 0-based index of the source frame analysed (absent in older files);
+ * `tMs` is that source frame's presentation time from the clip's first frame
+ * in ms (its pts, not `frame / analysisFps`); `box` is in source (panorama)
  * pixels, x right and y down, rounded to 0.1 px; `score` in [0, 1].
  */
 export const DETECTIONS_FORMAT = 'polyvision.detections';
@@ -54,11 +59,26 @@ export const DetectionsHeaderSchema = z.object({
     tiles: z.number().int().positive(),
   }),
   classes: z.array(z.enum(DETECTION_CLASSES)),
+  /** The tile grid used (absent in older files); `source`: hint, estimated, unknown (whole frame), grid, off. */
+  tiling: z
+    .object({
+      mode: z.string(),
+      columns: z.number().int().positive(),
+      rows: z.number().int().positive(),
+      scale: z.number(),
+      source: z.string(),
+      personHeightPx: z.number().optional(),
+      modelPersonHeightPx: z.number().optional(),
+    })
+    .optional(),
+  /** Things a person should know about this run (e.g. a model that looks wrong for the footage). */
+  warnings: z.array(z.string()).optional(),
 });
 export type DetectionsHeader = z.output<typeof DetectionsHeaderSchema>;
 
 export const FrameDetectionsSchema = z.object({
   frame: z.number().int().nonnegative(),
+  sourceFrame: z.number().int().nonnegative().optional(),
   tMs: z.number().nonnegative(),
   detections: z.array(DetectionSchema),
 });
@@ -76,6 +96,7 @@ const round1 = (v: number) => Math.round(v * 10) / 10;
 export function formatFrameLine(frame: FrameDetections): string {
   return `${JSON.stringify({
     frame: frame.frame,
+    ...(frame.sourceFrame !== undefined ? { sourceFrame: frame.sourceFrame } : {}),
     tMs: Math.round(frame.tMs * 1000) / 1000,
     detections: frame.detections.map((d) => ({
       class: d.class,

@@ -10,7 +10,7 @@ import { type BgrImage, type InputSpec, type LetterboxTransform, letterboxInto, 
 import { type ExecutionProvider, openSession } from './model/open-session.ts';
 import { resolveModel } from './model/resolve-model.ts';
 import { type Candidate, classWiseNms } from './nms.ts';
-import { planTiles } from './tiling.ts';
+import { chooseTileGrid, type GridInputs, nativeScaleGrid, planTiles, type TileGrid } from './tiling.ts';
 
 /** How frames of one source size are analysed. */
 export interface DetectPlan {
@@ -21,6 +21,27 @@ export interface DetectPlan {
   decodeHeight: number;
   /** Tiles in decoded-frame pixels. */
   tiles: Region[];
+  /** The grid and the source → model-input magnification of its tiles. */
+  grid: TileGrid;
+  /** Expected person height (source px) the grid was chosen for, when known. */
+  personHeightPx: number | undefined;
+  /**
+   * Where the grid came from: a hint, a first-pass estimate, `unknown` (auto
+   * tiling without a person height: the whole frame), a fixed grid, off.
+   */
+  gridSource: 'hint' | 'estimated' | 'unknown' | 'grid' | 'off';
+}
+
+/** People classes: their box heights set the tiling scale. */
+const PERSON_CLASSES = new Set(['player', 'goalkeeper', 'referee']);
+
+/** What {@link Detector.estimatePersonHeight} found. */
+export interface PersonHeightEstimate {
+  /** Median height of confident person boxes, source px; undefined when fewer than `minPeople` were found. */
+  personHeightPx: number | undefined;
+  /** Confident person boxes seen. */
+  people: number;
+  frames: number;
 }
 
 /** Frames preprocessed into one input tensor, ready for {@link Detector.infer}. */
@@ -42,6 +63,8 @@ export interface DetectorInfo {
   inputHeight: number;
   batchSize: number;
   executionProvider: ExecutionProvider;
+  /** The model's training scale: a typical person's height in input pixels (tiling target). */
+  modelPersonHeightPx: number;
 }
 
 /**
@@ -158,6 +181,7 @@ export class Detector {
         inputHeight,
         batchSize,
         executionProvider,
+        modelPersonHeightPx: compiled.tiling.modelPersonHeightPx ?? Math.round(0.1 * inputHeight),
       };
       logger.info(info, 'detector ready');
       return new Detector(session, compiled, info, spec, resolved);
@@ -167,9 +191,53 @@ export class Detector {
     }
   }
 
-  /** Plans tiles and the decode size for frames of `width × height` source pixels. */
-  plan(width: number, height: number): DetectPlan {
-    const tiles = planTiles(width, height, this.options.tiling, this.#spec.inputWidth);
+  /** Frame and model facts for the tiling rule. */
+  #gridInputs(width: number, height: number): GridInputs {
+    const t = this.options.tiling;
+    return {
+      frameWidth: width,
+      frameHeight: height,
+      inputWidth: this.#spec.inputWidth,
+      inputHeight: this.#spec.inputHeight,
+      overlapFraction: t.overlapFraction,
+      maxTiles: t.maxTiles,
+      maxUpscale: t.maxUpscale,
+    };
+  }
+
+  /**
+   * Plans tiles and the decode size for frames of `width × height` source
+   * pixels. `'auto'` tiling uses `personHeightPx` (else the option's hint; else
+   * the native-scale grid, see `tiling.ts`); `'grid'` and `'off'` ignore it.
+   */
+  plan(width: number, height: number, personHeightPx?: number, estimated = false): DetectPlan {
+    const t = this.options.tiling;
+    const inputs = this.#gridInputs(width, height);
+    const wholeScale = Math.min(this.#spec.inputWidth / width, this.#spec.inputHeight / height);
+    let grid: TileGrid;
+    let gridSource: DetectPlan['gridSource'];
+    const hint = personHeightPx ?? t.personHeightPx;
+    if (t.mode === 'off') {
+      grid = { columns: 1, rows: 1, scale: wholeScale };
+      gridSource = 'off';
+    } else if (t.mode === 'grid') {
+      grid = { columns: t.columns, rows: t.rows, scale: 0 };
+      gridSource = 'grid';
+    } else if (hint !== undefined) {
+      grid = chooseTileGrid(inputs, hint, this.info.modelPersonHeightPx);
+      gridSource = estimated && personHeightPx !== undefined ? 'estimated' : 'hint';
+    } else {
+      // No person height known (no person class, or too few people in the first pass): the whole frame.
+      grid = { columns: 1, rows: 1, scale: wholeScale };
+      gridSource = 'unknown';
+    }
+    const tiles = planTiles(width, height, {
+      columns: grid.columns,
+      rows: grid.rows,
+      overlapFraction: t.overlapFraction,
+    });
+    grid.scale = Math.min(...tiles.map((r) => letterboxScale(r.width, r.height, this.#spec)));
+    const common = { sourceWidth: width, sourceHeight: height, grid, personHeightPx: hint, gridSource };
     if (tiles.length === 1) {
       // One tile: let ffmpeg scale to the letterboxed size, so preprocessing is a copy.
       const scale = letterboxScale(width, height, this.#spec);
@@ -177,15 +245,85 @@ export class Detector {
         const decodeWidth = Math.min(this.#spec.inputWidth, Math.round(width * scale));
         const decodeHeight = Math.min(this.#spec.inputHeight, Math.round(height * scale));
         return {
-          sourceWidth: width,
-          sourceHeight: height,
+          ...common,
           decodeWidth,
           decodeHeight,
           tiles: [{ x: 0, y: 0, width: decodeWidth, height: decodeHeight }],
         };
       }
     }
-    return { sourceWidth: width, sourceHeight: height, decodeWidth: width, decodeHeight: height, tiles };
+    return { ...common, decodeWidth: width, decodeHeight: height, tiles };
+  }
+
+  /**
+   * The first pass of `'auto'` tiling: detects on `frames` (source size) and
+   * returns the median height of person boxes (player, goalkeeper, referee)
+   * scoring ≥ `minScore`, when at least `minPeople` were found. Looks at the
+   * whole frame first; when that finds too few people, or people small
+   * enough that the rule would tile (the smallest may then be missing from
+   * the whole-frame look, biasing the median up), looks again with the
+   * native-scale grid (`nativeScaleGrid`), which sees small people better.
+   *
+   * @throws PolyvisionError `inference_failed` (retriable).
+   */
+  async estimatePersonHeight(
+    frames: readonly BgrImage[],
+    options: { minScore?: number; minPeople?: number } = {},
+  ): Promise<PersonHeightEstimate> {
+    const first = frames[0];
+    if (!first) return { personHeightPx: undefined, people: 0, frames: 0 };
+    const inputs = this.#gridInputs(first.width, first.height);
+    const minPeople = options.minPeople ?? 5;
+    const whole = await this.#medianPersonHeight(frames, { columns: 1, rows: 1, scale: 0 }, options.minScore);
+    const enough = whole.heights.length >= minPeople;
+    if (enough) {
+      // Trusted when the rule would not tile anyway; otherwise small people may be missing from it.
+      const chosen = chooseTileGrid(inputs, whole.median, this.info.modelPersonHeightPx);
+      if (chosen.columns * chosen.rows === 1) {
+        return { personHeightPx: whole.median, people: whole.heights.length, frames: frames.length };
+      }
+    }
+    const native = nativeScaleGrid(inputs);
+    if (native.columns * native.rows === 1) {
+      return { personHeightPx: enough ? whole.median : undefined, people: whole.heights.length, frames: frames.length };
+    }
+    const tiled = await this.#medianPersonHeight(frames, native, options.minScore);
+    const best = tiled.heights.length >= whole.heights.length ? tiled : whole;
+    return {
+      personHeightPx: best.heights.length >= minPeople ? best.median : undefined,
+      people: best.heights.length,
+      frames: frames.length,
+    };
+  }
+
+  /** Person box heights (source px, ascending) and their median, detected on `frames` with `grid`. */
+  async #medianPersonHeight(
+    frames: readonly BgrImage[],
+    grid: TileGrid,
+    minScore = 0.4,
+  ): Promise<{ heights: number[]; median: number }> {
+    const { width, height } = frames[0]!;
+    const tiles = planTiles(width, height, { ...grid, overlapFraction: this.options.tiling.overlapFraction });
+    const plan: DetectPlan = {
+      sourceWidth: width,
+      sourceHeight: height,
+      decodeWidth: width,
+      decodeHeight: height,
+      tiles,
+      grid,
+      personHeightPx: undefined,
+      gridSource: 'unknown',
+    };
+    const heights: number[] = [];
+    const perBatch = this.framesPerBatch(plan);
+    for (let i = 0; i < frames.length; i += perBatch) {
+      const detections = await this.infer(this.prepare(frames.slice(i, i + perBatch), plan));
+      for (const d of detections.flat()) {
+        if (PERSON_CLASSES.has(d.class) && d.score >= minScore) heights.push(d.box[3] - d.box[1]);
+      }
+    }
+    heights.sort((a, b) => a - b);
+    return { heights, median: heights[Math.floor(heights.length / 2)] ?? 0 };
   }
 
   /** Frames (whole) that fit in one inference batch under `plan`; at least 1. */
@@ -293,6 +431,11 @@ export class Detector {
   #fixedBatch(): boolean {
     const meta = this.#session.inputMetadata[0];
     return !!meta && meta.isTensor && typeof meta.shape[0] === 'number' && meta.shape[0] > 0;
+  }
+
+  /** Whether the class map has a person class (player, goalkeeper, referee), so a first pass can measure people. */
+  detectsPeople(): boolean {
+    return Object.values(this.options.classMap).some((c) => PERSON_CLASSES.has(c));
   }
 
   /** Releases the onnxruntime session. */

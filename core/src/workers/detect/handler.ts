@@ -1,10 +1,10 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { envEnum, loadConfig, PolyvisionError } from '@polyvision/shared';
 import { z } from 'zod';
 import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
-import { DETECTION_CLASSES, type DetectionClass } from './detect-options.ts';
+import { DETECTION_CLASSES, type DetectionClass, type DetectOptions } from './detect-options.ts';
 import { Detector } from './detector.ts';
 import { runDetect } from './run-detect.ts';
 import {
@@ -16,6 +16,35 @@ import {
   throttle,
   withWorkDir,
 } from './stage-io.ts';
+import { parseTilingSetting } from './tiling.ts';
+
+/**
+ * The default model's training scale for tiling: the height (px of its 1280×720 input) from which
+ * it sees people well — the 10th percentile of person boxes in its training rigs (20 px; median 28,
+ * 90th percentile 46; measured on the demo rig's ground truth, core/README.md § detect).
+ */
+export const DEFAULT_MODEL_PERSON_HEIGHT_PX = 20;
+
+/** The tiling options of the DETECT_TILING / DETECT_TILE_COLUMNS / DETECT_*PERSON_HEIGHT_PX variables. */
+export function tilingFromEnv(env: {
+  DETECT_TILING?: string;
+  DETECT_TILE_COLUMNS?: string;
+  DETECT_PERSON_HEIGHT_PX?: number;
+  DETECT_MODEL_PERSON_HEIGHT_PX?: number;
+}): NonNullable<DetectOptions['tiling']> {
+  const legacy = env.DETECT_TILE_COLUMNS;
+  const setting = env.DETECT_TILING ?? (legacy && legacy !== 'auto' ? `${legacy}x1` : 'auto');
+  const parsed = parseTilingSetting(setting);
+  return {
+    ...parsed,
+    ...(env.DETECT_PERSON_HEIGHT_PX !== undefined && parsed.mode === 'auto'
+      ? { personHeightPx: env.DETECT_PERSON_HEIGHT_PX }
+      : {}),
+    ...(env.DETECT_MODEL_PERSON_HEIGHT_PX !== undefined
+      ? { modelPersonHeightPx: env.DETECT_MODEL_PERSON_HEIGHT_PX }
+      : {}),
+  };
+}
 
 /** The repository's default model (trained on real and synthetic football frames; core/models/player-detector/MODEL_CARD.md). */
 export const DEFAULT_MODEL_PATH = fileURLToPath(
@@ -63,15 +92,26 @@ export const detectEnvSchema = z.object({
   DETECT_ANALYSIS_FPS: optionalNumber(0.1, 240),
   DETECT_SCORE_THRESHOLD: optionalNumber(0, 1),
   DETECT_BATCH_SIZE: optionalNumber(1, 256),
+  DETECT_TILING: z
+    .string()
+    .regex(/^(auto|off|\d+x\d+|\d+(\.\d+)?px)$/i, {
+      message: 'auto, off, a grid like 2x1, or a person height like 60px',
+    })
+    .optional(),
+  /** Older form of DETECT_TILING: `auto` or a column count (one row). */
   DETECT_TILE_COLUMNS: z
     .string()
     .regex(/^(auto|\d+)$/, { message: 'auto or a whole number' })
-    .default('auto'),
+    .optional(),
+  DETECT_PERSON_HEIGHT_PX: optionalNumber(2, 4000),
+  DETECT_MODEL_PERSON_HEIGHT_PX: optionalNumber(2, 4000),
   DETECT_EXECUTION_PROVIDER: envEnum(['auto', 'cpu', 'cuda'] as const, 'auto'),
 });
 
 /**
- * Builds the detect stage: opens the detector once (model from
+ * Builds the detect stage (variables: `detectEnvSchema`, documented in core/README.md;
+ * tiling: `DETECT_TILING` auto|off|CxR|NNpx, `DETECT_PERSON_HEIGHT_PX`,
+ * `DETECT_MODEL_PERSON_HEIGHT_PX`, task `params.person_height_px`): opens the detector once (model from
  * `DETECT_MODEL_URL`+`DETECT_MODEL_SHA256` or `DETECT_MODEL_PATH`, default the
  * repository's player detector), then per task reads the panorama (input
  * kind `panorama`, else `camera`), writes `detections.jsonl` (kind `detections`).
@@ -94,13 +134,19 @@ export async function createStageHandler(
     env.DETECT_MODEL_URL && env.DETECT_MODEL_SHA256
       ? { url: env.DETECT_MODEL_URL, sha256: env.DETECT_MODEL_SHA256, cacheDir: env.DETECT_MODEL_CACHE_DIR }
       : { path: env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH };
+  const tiling = tilingFromEnv(env);
+  const isDefaultModel =
+    !env.DETECT_MODEL_URL && resolve(env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH) === DEFAULT_MODEL_PATH;
+  if (tiling.modelPersonHeightPx === undefined && isDefaultModel) {
+    tiling.modelPersonHeightPx = DEFAULT_MODEL_PERSON_HEIGHT_PX;
+  }
   const detector = await Detector.open({
     model,
     modelVersion: env.DETECT_MODEL_VERSION,
     layout: env.DETECT_MODEL_LAYOUT,
     classMap: env.DETECT_CLASS_MAP,
     executionProvider: env.DETECT_EXECUTION_PROVIDER,
-    tiling: { columns: env.DETECT_TILE_COLUMNS === 'auto' ? 'auto' : Number(env.DETECT_TILE_COLUMNS) },
+    tiling,
     ...(env.DETECT_SCORE_THRESHOLD !== undefined ? { scoreThreshold: env.DETECT_SCORE_THRESHOLD } : {}),
     ...(env.DETECT_BATCH_SIZE !== undefined ? { batchSize: env.DETECT_BATCH_SIZE } : {}),
   });
@@ -124,6 +170,7 @@ export async function createStageHandler(
           outputPath,
           detector,
           analysisFps,
+          ...(typeof task.params.person_height_px === 'number' ? { personHeightPx: task.params.person_height_px } : {}),
           signal,
           onProgress: throttle((f) => reportProgress(f * 0.98)),
         });
@@ -144,6 +191,8 @@ export async function createStageHandler(
             frames: summary.frames,
             detections: summary.detections,
             frames_per_second: Math.round(summary.framesPerSecond * 10) / 10,
+            tiles: summary.header.model.tiles,
+            warnings: summary.warnings.length,
           },
         };
       }, ioConfig.workDir);

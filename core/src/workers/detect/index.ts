@@ -3,8 +3,9 @@
  *
  * - `Detector`: model loading (path or URL+sha256 with a cache), CUDA-else-CPU
  *   session, letterbox, batched inference, YOLOv8/11 and YOLOX decoding,
- *   class-wise NMS, tiling for wide panoramas, class map.
- * - `runDetect`: video file → detections JSON Lines (`detections-format.ts`).
+ *   class-wise NMS, tiling chosen from object scale (`tiling.ts`), class map.
+ * - `runDetect`: video file → detections JSON Lines (`detections-format.ts`), source frames picked
+ *   with their own pts, a first pass estimating the people's height, warnings for a model that looks wrong.
  * - `frames/`: ffprobe/ffmpeg video reading shared by every stage.
  */
 export * from './decode/index.ts';
@@ -15,6 +16,7 @@ export * from './frames/index.ts';
 export * from './geometry.ts';
 export * from './letterbox.ts';
 export * from './model/index.ts';
+export * from './model-sanity.ts';
 export * from './nms.ts';
 export * from './run-detect.ts';
 export * from './stage-io.ts';

@@ -1,11 +1,13 @@
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { PolyvisionError } from '@polyvision/shared';
 import type { Detection, DetectionsHeader } from './detections-format.ts';
 import { DETECTIONS_FORMAT, formatFrameLine } from './detections-format.ts';
 import type { Detector, PreparedBatch } from './detector.ts';
-import { type MediaBinaries, probeVideo, type RawFrame, readVideoFrames } from './frames/index.ts';
+import { type MediaBinaries, probeVideo, type RawFrame, readFramesAt, readVideoFrames } from './frames/index.ts';
+import { modelLooksWrong, type ScoreStats } from './model-sanity.ts';
 
 /** Parameters of {@link runDetect}. */
 export interface RunDetectParams {
@@ -16,6 +18,10 @@ export interface RunDetectParams {
   detector: Detector;
   /** Frames per second to analyse; the source rate when absent. */
   analysisFps?: number;
+  /** Expected person height in source px (venue/rig hint) for `'auto'` tiling; overrides the detector's option. */
+  personHeightPx?: number;
+  /** Frames decoded for the `'auto'` tiling first pass when no person height is known. @defaultValue 4 */
+  firstPassFrames?: number;
   /** Clips shorter than this are refused (`clip_too_short`). @defaultValue 1000 */
   minDurationMs?: number;
   /** Whether a clip with no detection at all fails with `no_detections`. @defaultValue true */
@@ -36,6 +42,8 @@ export interface DetectSummary {
   /** Analysed frames per second of wall time (decode + preprocessing + inference + NMS + writing). */
   framesPerSecond: number;
   header: DetectionsHeader;
+  /** Also in `header.warnings`: a model that looks wrong for the footage, a failed scale estimate. */
+  warnings: string[];
 }
 
 /**
@@ -58,8 +66,38 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
     binaries: params.binaries,
     minDurationMs: params.minDurationMs ?? 1000,
   });
-  const fps = params.analysisFps ?? info.fps;
-  const plan = detector.plan(info.width, info.height);
+  const fps = Math.min(params.analysisFps ?? info.fps, info.fps);
+  const warnings: string[] = [];
+  let personHeightPx = params.personHeightPx;
+  let estimated = false;
+  if (
+    detector.options.tiling.mode === 'auto' &&
+    personHeightPx === undefined &&
+    !detector.options.tiling.personHeightPx
+  ) {
+    // First pass: a few frames spread over the clip, at the model's native scale.
+    const count = params.firstPassFrames ?? 4;
+    const times = Array.from({ length: count }, (_, i) => ((i + 0.5) / count) * info.durationMs);
+    // A file that fails here (corrupt, truncated) fails with its own reason in the main pass below.
+    const sample = await readFramesAt(params.inputPath, info, times, { signal, binaries: params.binaries }).catch(
+      (error: unknown) => {
+        signal?.throwIfAborted();
+        if (error instanceof PolyvisionError && error.code === 'video_corrupt') return [];
+        throw error;
+      },
+    );
+    signal?.throwIfAborted();
+    const estimate = await detector.estimatePersonHeight(sample);
+    signal?.throwIfAborted();
+    personHeightPx = estimate.personHeightPx;
+    estimated = personHeightPx !== undefined;
+    if (!estimated) {
+      warnings.push(
+        `tiling: the first pass found ${estimate.people} confident people in ${estimate.frames} frames, too few to estimate their height; the whole frame is analysed as one tile (set DETECT_TILING=<height>px or a grid like 2x1)`,
+      );
+    }
+  }
+  const plan = detector.plan(info.width, info.height, personHeightPx, estimated);
   const expectedFrames = Math.max(1, Math.floor((info.durationMs / 1000) * fps));
   const header: DetectionsHeader = {
     format: DETECTIONS_FORMAT,
@@ -81,10 +119,21 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
       executionProvider: detector.info.executionProvider,
       tiles: plan.tiles.length,
     },
+    tiling: {
+      mode: detector.options.tiling.mode,
+      columns: plan.grid.columns,
+      rows: plan.grid.rows,
+      scale: Math.round(plan.grid.scale * 1000) / 1000,
+      source: plan.gridSource,
+      ...(plan.personHeightPx !== undefined ? { personHeightPx: Math.round(plan.personHeightPx * 10) / 10 } : {}),
+      modelPersonHeightPx: detector.info.modelPersonHeightPx,
+    },
     classes: [...new Set(Object.values(detector.options.classMap))],
   };
   const temporary = `${params.outputPath}.${process.pid}.${Date.now()}.part`;
-  const out = createWriteStream(temporary);
+  const body = `${temporary}.frames`;
+  const scores: ScoreStats = { boxes: 0, lowScoreBoxes: 0 };
+  const out = createWriteStream(body);
   let writeError: Error | undefined;
   out.on('error', (error) => {
     writeError ??= error;
@@ -102,7 +151,6 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
   const byClass: Record<string, number> = {};
   const framesPerBatch = detector.framesPerBatch(plan);
   try {
-    await write(`${JSON.stringify(header)}\n`);
     let inflight: { batches: PreparedBatch[]; frames: RawFrame[]; result: Promise<Detection[][]> } | undefined;
     const flush = async () => {
       if (!inflight) return;
@@ -110,8 +158,14 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
       for (const [i, frame] of inflight.frames.entries()) {
         const list = perFrame[i] ?? [];
         detections += list.length;
-        for (const d of list) byClass[d.class] = (byClass[d.class] ?? 0) + 1;
-        await write(formatFrameLine({ frame: frame.index, tMs: frame.timeMs, detections: list }));
+        for (const d of list) {
+          byClass[d.class] = (byClass[d.class] ?? 0) + 1;
+          scores.boxes += 1;
+          if (d.score < 0.3) scores.lowScoreBoxes += 1;
+        }
+        await write(
+          formatFrameLine({ frame: frame.index, sourceFrame: frame.sourceIndex, tMs: frame.timeMs, detections: list }),
+        );
         frames += 1;
       }
       params.onProgress?.(Math.min(1, frames / expectedFrames));
@@ -149,11 +203,20 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
     }
     out.end();
     await once(out, 'finish');
+    const wrong = modelLooksWrong(scores, frames);
+    if (wrong) warnings.push(wrong);
+    if (warnings.length > 0) header.warnings = warnings;
+    // The header goes first but knows the warnings only now: header + frames into the final name.
+    const final = createWriteStream(temporary);
+    final.write(`${JSON.stringify(header)}\n`);
+    await pipeline(createReadStream(body), final);
     await rename(temporary, params.outputPath);
   } catch (error) {
     out.destroy();
     await rm(temporary, { force: true });
     throw error;
+  } finally {
+    await rm(body, { force: true });
   }
   const elapsedMs = performance.now() - started;
   return {
@@ -164,5 +227,6 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
     elapsedMs,
     framesPerSecond: frames / (elapsedMs / 1000),
     header,
+    warnings,
   };
 }

@@ -6,9 +6,13 @@
  * implementation of TrackEval exists, so this is a port, tested against
  * hand-computed cases.
  */
+
+export * from './average-precision.ts';
 export * from './clear.ts';
 export * from './detection-quality.ts';
 export * from './evaluate.ts';
+export * from './evaluate-detections.ts';
+export * from './ground-truth.ts';
 export * from './hota.ts';
 export * from './identity.ts';
 export * from './sequence.ts';

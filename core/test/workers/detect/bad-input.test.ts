@@ -21,9 +21,15 @@ let detector: Detector;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pv-detect-bad-'));
+  // Input handling, one tile per frame; the auto tiling's first pass on a bad file has its own case below.
   modelPath = join(dir, 'nothing-detector.onnx');
   await writeFile(modelPath, constantModel(64, [1, 6, 84], new Float32Array(6 * 84)));
-  detector = await Detector.open({ model: { path: modelPath }, modelVersion: 'nothing', classMap: CLASS_MAP });
+  detector = await Detector.open({
+    model: { path: modelPath },
+    modelVersion: 'nothing',
+    classMap: CLASS_MAP,
+    tiling: { mode: 'off' },
+  });
 });
 afterAll(async () => {
   await detector?.close();
@@ -88,6 +94,24 @@ describe('detect refuses bad input clearly', () => {
       failure('video_corrupt'),
     );
   });
+
+  it.skipIf(!WALKING_MP4)(
+    'a truncated video with automatic tiling (its first pass seeks past the end)',
+    async () => {
+      const inputPath = join(dir, 'truncated-auto.mp4');
+      await copyFile(WALKING_MP4!, inputPath);
+      await truncate(inputPath, Math.floor((await stat(inputPath)).size / 2));
+      const auto = await Detector.open({ model: { path: modelPath }, modelVersion: 'nothing', classMap: CLASS_MAP });
+      try {
+        await expect(
+          runDetect({ inputPath, outputPath: join(dir, 'c2.jsonl'), detector: auto, analysisFps: 1 }),
+        ).rejects.toEqual(failure('video_truncated'));
+      } finally {
+        await auto.close();
+      }
+    },
+    300_000,
+  );
 
   it('a clip shorter than a second', async () => {
     const inputPath = await makeClip(join(dir, 'short.mp4'), 'testsrc2=size=160x90:rate=25', 0.4);

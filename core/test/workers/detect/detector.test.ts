@@ -70,13 +70,14 @@ describe('Detector on a wide panorama (tiling)', () => {
       model: { path: modelPath },
       modelVersion: 'const-tiles',
       classMap: { 0: 'player' },
-      tiling: { columns: 'auto', rows: 1, overlapFraction: 0.25 },
+      tiling: { mode: 'grid', columns: 3, rows: 1, overlapFraction: 0.25 },
     });
     try {
       const outputPath = join(dir, 'tiles.jsonl');
       const summary = await runDetect({ inputPath: clip, outputPath, detector });
-      // Aspect 4 → 3 tiles; 3 tiles of 205 px overlapping by ≈ 51 px (x = 0, 154, 307).
+      // 3 tiles of 205 px overlapping by ≈ 51 px (x = 0, 154, 307).
       expect(summary.header.model.tiles).toBe(3);
+      expect(summary.header.tiling).toMatchObject({ mode: 'grid', columns: 3, rows: 1, source: 'grid' });
       const file = await readDetectionsFile(outputPath);
       const boxes = file.frames[0]!.detections.map((d) => d.box).sort((a, b) => a[0] - b[0]);
       // Each tile 205×128 → scale 64/205; model box (27,22)-(37,42) centred vertically (padY 12):

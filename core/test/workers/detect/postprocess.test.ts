@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
+  chooseTileGrid,
   classWiseNms,
   decodeYolov8,
   decodeYolox,
   gridAnchorCount,
   iou,
   letterboxInto,
+  nativeScaleGrid,
+  parseTilingSetting,
   planTiles,
   resolveLayout,
 } from '../../../src/workers/detect/index.ts';
@@ -87,7 +90,7 @@ describe('letterbox', () => {
 
 describe('tiling', () => {
   it('covers a wide panorama with overlapping tiles', () => {
-    const tiles = planTiles(4000, 1000, { columns: 'auto', rows: 1, overlapFraction: 0.2 });
+    const tiles = planTiles(4000, 1000, { columns: 3, rows: 1, overlapFraction: 0.2 });
     expect(tiles.length).toBe(3);
     expect(tiles[0]!.x).toBe(0);
     expect(tiles.at(-1)!.x + tiles.at(-1)!.width).toBeGreaterThanOrEqual(3999);
@@ -95,11 +98,20 @@ describe('tiling', () => {
     expect(overlap / tiles[0]!.width).toBeCloseTo(0.2, 1);
   });
 
-  it('keeps a 16:9 frame whole and refuses a bad grid', () => {
-    expect(planTiles(1280, 720, { columns: 'auto', rows: 1, overlapFraction: 0.1 })).toEqual([
+  it('keeps a 1×1 grid whole and refuses a bad grid', () => {
+    expect(planTiles(1280, 720, { columns: 1, rows: 1, overlapFraction: 0.1 })).toEqual([
       { x: 0, y: 0, width: 1280, height: 720 },
     ]);
     expect(() => planTiles(100, 100, { columns: 0, rows: 1, overlapFraction: 0 })).toThrow(/tile grid/);
+  });
+
+  it('parses the tiling settings of the demo and the worker', () => {
+    expect(parseTilingSetting('auto')).toEqual({ mode: 'auto' });
+    expect(parseTilingSetting('off')).toEqual({ mode: 'off' });
+    expect(parseTilingSetting('2x1')).toEqual({ mode: 'grid', columns: 2, rows: 1 });
+    expect(parseTilingSetting('60px')).toEqual({ mode: 'auto', personHeightPx: 60 });
+    expect(() => parseTilingSetting('wide')).toThrow(/auto, off, a grid like 2x1/);
+    expect(() => parseTilingSetting('0x1')).toThrow(/tiling/);
   });
 });
 
@@ -153,17 +165,37 @@ describe('layouts and decoders', () => {
   });
 });
 
-describe('automatic tiling against the model input', () => {
-  it('never cuts more tiles than it takes to see the frame at the model’s native scale', () => {
-    const options = { columns: 'auto', rows: 1, overlapFraction: 0.15 } as const;
-    // The demo's 2880×392 panorama: 5 tiles by aspect, 3 with a 1280-wide model input.
-    expect(planTiles(2880, 392, options)).toHaveLength(5);
-    const tiles = planTiles(2880, 392, options, 1280);
-    expect(tiles).toHaveLength(3);
-    for (const tile of tiles) expect(tile.width).toBeLessThanOrEqual(1280);
-    // A small model input keeps the aspect rule.
-    expect(planTiles(2880, 392, options, 416)).toHaveLength(5);
-    // Frames up to 2:1 stay whole.
-    expect(planTiles(1280, 720, options, 416)).toHaveLength(1);
+describe('automatic tiling from object scale', () => {
+  const model = { inputWidth: 1280, inputHeight: 720, overlapFraction: 0.15, maxTiles: 16, maxUpscale: 2 };
+  it('brings people to the model’s training scale, for any aspect ratio', () => {
+    // Real 1920×1080 broadcast frames, people ~54 px, model people from 20 px: s = 0.37 < 0.67 → whole frame.
+    const real = { ...model, frameWidth: 1920, frameHeight: 1080 };
+    expect(chooseTileGrid(real, 54, 20)).toMatchObject({ columns: 1, rows: 1 });
+    // The synthetic 1280×720 cameras, people ~25 px: s = 0.8 → whole frame.
+    expect(chooseTileGrid({ ...model, frameWidth: 1280, frameHeight: 720 }, 25, 20)).toMatchObject({ columns: 1 });
+    // A far fixed camera at 1080p, people ~12 px: s = 1.67 → tiles ≤ 768×432 → 3×3.
+    const far = chooseTileGrid(real, 12, 20);
+    expect(far).toMatchObject({ columns: 3, rows: 3 });
+    expect(far.scale * 12).toBeGreaterThanOrEqual(20);
+    // The demo's 2880×392 panorama, people ~24 px: 3 tiles across, one row.
+    const pano = { ...model, frameWidth: 2880, frameHeight: 392 };
+    expect(chooseTileGrid(pano, 24, 20)).toMatchObject({ columns: 3, rows: 1 });
+    // A tall 720×2000 frame is cut in rows, not columns.
+    expect(chooseTileGrid({ ...model, frameWidth: 720, frameHeight: 2000 }, 20, 28)).toMatchObject({
+      columns: 1,
+      rows: 5,
+    });
+  });
+
+  it('caps magnification and tile count, and has a native-scale grid for the first pass', () => {
+    const real = { ...model, frameWidth: 1920, frameHeight: 1080 };
+    // People of 4 px would need 7×; capped at maxUpscale 2 then at 16 tiles.
+    const tiny = chooseTileGrid(real, 4, 28);
+    expect(tiny.columns * tiny.rows).toBeLessThanOrEqual(16);
+    expect(tiny.columns * tiny.rows).toBeGreaterThan(9);
+    expect(nativeScaleGrid(real)).toMatchObject({ columns: 2, rows: 2 });
+    expect(nativeScaleGrid({ ...model, frameWidth: 2880, frameHeight: 392 })).toMatchObject({ columns: 3, rows: 1 });
+    expect(nativeScaleGrid({ ...model, frameWidth: 848, frameHeight: 478 })).toMatchObject({ columns: 1, rows: 1 });
+    expect(() => chooseTileGrid(real, 0, 28)).toThrow(/positive/);
   });
 });

@@ -6,3 +6,4 @@
  */
 export * from './probe-video.ts';
 export * from './read-frames.ts';
+export * from './read-frames-at.ts';
