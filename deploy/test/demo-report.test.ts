@@ -91,6 +91,8 @@ async function matchFolder(
       teams: {
         A: { colour: [200, 30, 30], players: ids.slice(0, o.teams[0]) },
         B: { colour: [30, 30, 200], players: ids.slice(o.teams[0]) },
+        // The analyze stage's balance flag sits beside the teams (not a team).
+        balanced: o.teams[0] === o.teams[1],
       },
       players: ids.map((id) => ({
         trackId: id,
@@ -177,5 +179,7 @@ describe('report.html', () => {
     expect(html).toContain('97.0 % of 30 frames with a ball');
     // Sprints are shown in metres: team A's total is player 1's 2 sprints.
     expect(html).toMatch(/A<\/td><td class="num">11<\/td><td class="num">[\d.]+<\/td><td class="num">2<\/td>/);
+    // Only teams are rows of the team table: the balance flag is not a third team.
+    expect(html).not.toMatch(/<\/span> balanced<\/td>/);
   });
 });

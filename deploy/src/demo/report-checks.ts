@@ -1,4 +1,4 @@
-import type { ReportData } from './report-data.ts';
+import { type ReportData, teamsOf } from './report-data.ts';
 import type { DemoResult } from './run-demo.ts';
 
 /** One thing the user should look at before trusting the analysis. */
@@ -75,8 +75,8 @@ export function reportChecks(result: DemoResult, data: ReportData): ReportCheck[
   }
   if (data.cameraPath?.output?.warning) add('warning', 'upscaled', data.cameraPath.output.warning);
   for (const w of data.detectionWarnings) add('warning', 'detector', `Detector: ${w}`);
-  const teams = data.analytics?.teams;
-  if (teams?.A?.players && teams.B?.players) {
+  const teams = teamsOf(data.analytics);
+  if (teams.A?.players && teams.B?.players) {
     const a = teams.A.players.length;
     const b = teams.B.players.length;
     if (Math.abs(a - b) > 3)

@@ -53,7 +53,8 @@ export interface ReportData {
   analytics: {
     unit?: string;
     durationSeconds?: number;
-    teams?: Record<string, { colour?: number[]; players?: number[] }>;
+    /** Teams by name, and the analyze stage's `balanced` flag beside them (summary.json). */
+    teams?: Record<string, ReportTeam | boolean | null>;
     players?: ReportPlayer[];
     /** Why figures are limited (e.g. no calibration), when the analyze stage says so. */
     notes?: string[];
@@ -132,4 +133,22 @@ export async function readReportData(result: DemoResult): Promise<ReportData> {
     cameraPath: await readJson(result.outDir, o.cameraPath),
     analytics: await readJson(result.outDir, o.analytics),
   };
+}
+
+/** A team of summary.json: its mean kit colour (RGB) and its players' track ids. */
+export interface ReportTeam {
+  colour?: number[];
+  players?: number[];
+}
+
+/**
+ * The teams of an analytics summary by name, without the flags the analyze stage keeps beside
+ * them (`balanced`).
+ */
+export function teamsOf(analytics: ReportData['analytics']): Record<string, ReportTeam> {
+  return Object.fromEntries(
+    Object.entries(analytics?.teams ?? {}).filter(
+      (entry): entry is [string, ReportTeam] => typeof entry[1] === 'object' && entry[1] !== null,
+    ),
+  );
 }

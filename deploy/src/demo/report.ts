@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { barChartSvg, lineChartSvg } from './report-charts.ts';
 import { reportChecks } from './report-checks.ts';
-import { type ReportData, readReportData } from './report-data.ts';
+import { type ReportData, readReportData, teamsOf } from './report-data.ts';
 import { type DemoResult, formatBytes } from './run-demo.ts';
 import { insufficientStorageEvents } from './summary.ts';
 
@@ -169,7 +169,7 @@ function analyticsSection(data: ReportData, fileLink: string): string {
   if (!a) return `<p>${fileLink}</p>`;
   const unit = a.unit ?? '?';
   const speed = unit === 'm' ? 'm/s' : `${unit}/s`;
-  const teams = a.teams ?? {};
+  const teams = teamsOf(a);
   const players = a.players ?? [];
   const colour = (team?: string) => {
     const c = team ? teams[team]?.colour : undefined;
