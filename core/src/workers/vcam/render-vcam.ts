@@ -86,7 +86,8 @@ export async function renderVirtualCamera(params: RenderVcamParams): Promise<Ren
       : ['-c:v', 'libx264', '-preset', params.x264Preset ?? 'superfast', '-crf', quality];
   const filter = [
     'setpts=PTS-STARTPTS',
-    `sendcmd=f=${basename(scriptPath)}`,
+    // ffmpeg refuses an empty sendcmd script: a path whose crop never moves needs none.
+    ...(commands > 0 ? [`sendcmd=f=${basename(scriptPath)}`] : []),
     `crop@vcam=w=${first.width}:h=${first.height}:x=${first.x}:y=${first.y}:exact=1`,
     'format=yuv420p',
     `scale=${outW}:${outH}:flags=bicubic`,

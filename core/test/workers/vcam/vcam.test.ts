@@ -317,6 +317,39 @@ describe('render', () => {
     expect((await readdir(dir)).filter((f) => f.includes('.part'))).toEqual([]);
   });
 
+  it('renders a path whose crop never moves (no crop commands: ffmpeg refuses an empty sendcmd script)', async () => {
+    const input = join(dir, 'still.mp4');
+    await run('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=640x360:rate=25:duration=1.2',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      input,
+    ]);
+    // Nobody to follow: the planner holds one window for the whole clip.
+    const path = planCameraPath(tracksFile([], 30, 25, 640, 360));
+    const summary = await renderVirtualCamera({
+      inputPath: input,
+      outputPath: join(dir, 'still-vcam.mp4'),
+      path,
+      encoder: 'libx264',
+      outputWidth: 320,
+      outputHeight: 180,
+    });
+    expect(summary.cropCommands).toBe(0);
+    expect(summary.frames).toBe(30);
+    expect((await ffprobe(join(dir, 'still-vcam.mp4'))).video).toMatchObject({ width: 320, height: 180 });
+  });
+
   it('renders exactly the planned crop of every frame (checked against ffmpeg crops of the source)', async () => {
     // A lossless noisy source: any wrong frame or shifted crop shows as a large difference.
     const input = join(dir, 'pattern.mp4');
