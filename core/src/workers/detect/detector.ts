@@ -414,7 +414,10 @@ export class Detector {
       });
     }
     return perFrame.map((candidates) =>
-      classWiseNms(candidates, this.options.nmsIouThreshold, this.options.maxDetectionsPerFrame).map((c) => ({
+      classWiseNms(candidates, this.options.nmsIouThreshold, this.options.maxDetectionsPerFrame, (classId) =>
+        // One person is one box whatever role the model leans to: people suppress each other.
+        PERSON_CLASSES.has(this.options.classMap[classId] ?? '') ? 'person' : classId,
+      ).map((c) => ({
         class: this.options.classMap[c.classId]!,
         score: Math.min(1, Math.max(0, c.score)),
         box: c.box,

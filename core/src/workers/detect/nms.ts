@@ -13,22 +13,31 @@ export interface Candidate {
  * exceeds `iouThreshold` (the standard YOLO post-processing, e.g.
  * torchvision `batched_nms`). Returns the kept candidates, best first.
  *
+ * Classes that name one kind of object can suppress each other: `groupOf`
+ * maps a class id to its NMS group (default: the class itself). The detector
+ * puts player, goalkeeper and referee in one group, so a person whose role the
+ * model is unsure of (neighbouring anchors voting for different roles) is one
+ * box, not one box per role.
+ *
  * @param iouThreshold - in [0, 1]; higher keeps more overlapping boxes.
  * @param maxDetections - cap on the result (after suppression).
+ * @param groupOf - NMS group of a class id.
  */
 export function classWiseNms(
   candidates: readonly Candidate[],
   iouThreshold: number,
   maxDetections = 1000,
+  groupOf: (classId: number) => number | string = (classId) => classId,
 ): Candidate[] {
   const sorted = [...candidates].sort((a, b) => b.score - a.score);
-  const keptByClass = new Map<number, Candidate[]>();
+  const keptByClass = new Map<number | string, Candidate[]>();
   const kept: Candidate[] = [];
   for (const candidate of sorted) {
-    let same = keptByClass.get(candidate.classId);
+    const group = groupOf(candidate.classId);
+    let same = keptByClass.get(group);
     if (!same) {
       same = [];
-      keptByClass.set(candidate.classId, same);
+      keptByClass.set(group, same);
     }
     if (same.some((k) => iou(k.box, candidate.box) > iouThreshold)) continue;
     same.push(candidate);

@@ -37,6 +37,17 @@ describe('geometry and NMS', () => {
       [0, 0.3],
     ]);
   });
+
+  it('suppresses across the classes of one NMS group: one person is one box whatever role the model leans to', () => {
+    const candidates = [
+      { box: [0, 0, 10, 20] as const, score: 0.6, classId: 0 }, // player
+      { box: [1, 0, 11, 20] as const, score: 0.5, classId: 2 }, // referee, the same person
+      { box: [1, 0, 11, 20] as const, score: 0.4, classId: 3 }, // ball: its own group
+    ].map((c) => ({ ...c, box: [...c.box] as [number, number, number, number] }));
+    const people = (classId: number) => (classId <= 2 ? 'person' : classId);
+    expect(classWiseNms(candidates, 0.45, 100, people).map((k) => k.classId)).toEqual([0, 3]);
+    expect(classWiseNms(candidates, 0.45).map((k) => k.classId)).toEqual([0, 2, 3]);
+  });
 });
 
 describe('letterbox', () => {
