@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateMatch } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MODEL_PERSON_HEIGHT_PX } from '../../../src/workers/detect/handler.ts';
 import type { BoxXyxy } from '../../../src/workers/detect/index.ts';
 import { Detector, readDetectionsFile, runDetect } from '../../../src/workers/detect/index.ts';
 import { detectionQuality } from '../../../src/workers/quality/index.ts';
@@ -40,6 +41,8 @@ describe('default player detector', () => {
       model: { path: MODEL },
       modelVersion: 'player-detector-2',
       classMap: { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' },
+      // As the detect stage opens the default model: its training scale sets the automatic tiling.
+      tiling: { modelPersonHeightPx: DEFAULT_MODEL_PERSON_HEIGHT_PX },
     });
     try {
       expect(detector.info).toMatchObject({ layout: 'yolov8', classCount: 4, inputWidth: 1280, inputHeight: 720 });
