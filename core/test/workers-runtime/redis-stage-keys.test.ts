@@ -3,10 +3,12 @@ import { type StageTask, stageTaskSchema } from '@polyvision/shared';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestRedis, type TestRedis } from '../../../test/support/index.ts';
+import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { RedisStageKeys } from '../../src/workers/runtime/redis-stage-keys.ts';
 import { PgStageClaimStore } from '../../src/workers/runtime/stage-claims.ts';
 import { testDatabaseDrivers } from '../orchestrator/support/databases.ts';
+import { dispatched } from './support/dispatched.ts';
 
 const driver = testDatabaseDrivers.find((d) => !d.skip)!;
 const cleanups: Array<() => Promise<void>> = [];
@@ -32,10 +34,13 @@ function task(modelVersion: string): StageTask {
 
 describe.skipIf(!process.env.REDIS_URL)(`seeds' Redis stage keys over PostgreSQL claims (${driver.name})`, () => {
   let redis: TestRedis;
+  /** The database of the last `stores()`: claims are only granted to dispatched tasks. */
+  let db: Database;
 
   async function stores() {
-    const { db, drop } = await driver.open();
-    cleanups.push(drop);
+    const opened = await driver.open();
+    db = opened.db;
+    cleanups.push(opened.drop);
     await migrate(db);
     redis = await createTestRedis('stage-keys');
     cleanups.push(() => redis.close());
@@ -44,7 +49,7 @@ describe.skipIf(!process.env.REDIS_URL)(`seeds' Redis stage keys over PostgreSQL
 
   it('writes processing (≤ 2 h) then completed (7 days) under {stage}:{org}:{match}:{model_version}, deletes it on failure', async () => {
     const claims = new RedisStageKeys(await stores(), redis.client, redis.prefix);
-    const ok = task('v1');
+    const ok = await dispatched(db, task('v1'));
     const key = `${redis.prefix}detect:acme:m-1:v1`;
     expect(await claims.claim(ok, 'w1', 10_000)).toEqual({ state: 'claimed' });
     expect(await redis.client.get(key)).toBe('processing');
@@ -56,7 +61,7 @@ describe.skipIf(!process.env.REDIS_URL)(`seeds' Redis stage keys over PostgreSQL
     expect(await redis.client.pttl(key)).toBeGreaterThan(7 * 24 * 3600_000 - 60_000);
     expect(await claims.claim(ok, 'w2', 10_000)).toMatchObject({ state: 'completed' });
 
-    const bad = task('v2');
+    const bad = await dispatched(db, task('v2'));
     await claims.claim(bad, 'w1', 10_000);
     await claims.fail(bad, 'w1', { code: 'x', message: 'y', retriable: true });
     expect(await redis.client.exists(`${redis.prefix}detect:acme:m-1:v2`)).toBe(0);
@@ -72,7 +77,7 @@ describe.skipIf(!process.env.REDIS_URL)(`seeds' Redis stage keys over PostgreSQL
     dead.on('error', () => {});
     cleanups.push(async () => dead.disconnect());
     const claims = new RedisStageKeys(inner, dead, 'x:');
-    const t = task('v3');
+    const t = await dispatched(db, task('v3'));
     expect(await claims.claim(t, 'w1', 10_000)).toEqual({ state: 'claimed' });
     expect(await claims.claim(t, 'w2', 10_000)).toMatchObject({ state: 'busy', owner: 'w1' });
     await claims.complete(t, 'w1', { outputs: [], stats: { n: 1 } });

@@ -11,6 +11,7 @@ import { PgStageClaimStore } from '../../src/workers/runtime/stage-claims.ts';
 import type { StageHandler } from '../../src/workers/runtime/stage-handler.ts';
 import { WorkerRuntime } from '../../src/workers/runtime/worker-runtime.ts';
 import { testDatabaseDrivers } from '../orchestrator/support/databases.ts';
+import { dispatched } from './support/dispatched.ts';
 
 const driver = testDatabaseDrivers.find((d) => !d.skip)!;
 const cleanups: Array<() => Promise<void>> = [];
@@ -33,23 +34,6 @@ function task(overrides: Partial<StageTask> = {}): StageTask {
     params: {},
     ...overrides,
   });
-}
-
-/** Makes `t` the current attempt of a running job in the database (what the orchestrator does when it dispatches). */
-async function dispatched(db: Database, t: StageTask): Promise<StageTask> {
-  await db.query(
-    `INSERT INTO jobs (job_id, organization_id, match_id, status, stages, commands_partition)
-     VALUES ($1, $2, $3, 'running', $4, 0) ON CONFLICT (job_id) DO UPDATE SET status = 'running'`,
-    [t.job_id, t.organization_id, t.match_id, [t.stage]],
-  );
-  await db.query(
-    `INSERT INTO job_stages (job_id, stage, status, attempt, max_attempts, model_version, task_message_id)
-     VALUES ($1, $2, 'dispatched', $3, 3, $4, $5)
-     ON CONFLICT (job_id, stage) DO UPDATE SET status = 'dispatched', attempt = EXCLUDED.attempt,
-       task_message_id = EXCLUDED.task_message_id`,
-    [t.job_id, t.stage, t.attempt, t.model_version, t.message_id],
-  );
-  return t;
 }
 
 async function setup(handler: StageHandler) {
