@@ -318,23 +318,7 @@ describe('render', () => {
   });
 
   it('renders a path whose crop never moves (no crop commands: ffmpeg refuses an empty sendcmd script)', async () => {
-    const input = join(dir, 'still.mp4');
-    await run('ffmpeg', [
-      '-v',
-      'error',
-      '-y',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=640x360:rate=25:duration=1.2',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-pix_fmt',
-      'yuv420p',
-      input,
-    ]);
+    const input = await makeClip(join(dir, 'still.mp4'), 'testsrc2=size=640x360:rate=25', 1.2);
     // Nobody to follow: the planner holds one window for the whole clip.
     const path = planCameraPath(tracksFile([], 30, 25, 640, 360));
     const summary = await renderVirtualCamera({
