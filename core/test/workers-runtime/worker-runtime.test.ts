@@ -4,7 +4,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/index.ts';
 import { MemoryBus } from '../../src/bus/memory/memory-bus.ts';
 import type { BusRecord } from '../../src/bus/message-bus.ts';
-import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { deterministicUuid, lostAttemptMessageId } from '../../src/workers/runtime/report-ids.ts';
 import { PgStageClaimStore } from '../../src/workers/runtime/stage-claims.ts';
