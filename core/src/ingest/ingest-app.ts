@@ -82,7 +82,8 @@ export function ingestApp(options: IngestAppOptions): Hono<{ Variables: { edge: 
     const status = critical.status === 'fail' ? 'fail' : redis.status === 'fail' ? 'degraded' : 'ok';
     const code = status === 'fail' ? 503 : 200;
     if (!hasListedToken(c, serviceTokens)) return c.json({ status }, code);
-    const degraded = options.capacity.degraded;
+    // Re-read while degraded: the outage may have ended with no placement since to notice it.
+    const degraded = await options.capacity.refresh();
     const locksLocalSinceMs = options.locker.degradedSinceMs;
     return c.json(
       {

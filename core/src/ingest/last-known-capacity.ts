@@ -50,7 +50,10 @@ export class LastKnownCapacity implements CapacityView {
     };
   }
 
-  /** Null while the cache answers; else why placement runs on the last known view. */
+  /**
+   * Null while the cache answers (as of the last read: a placement or {@link refresh}); else why
+   * placement runs on the last known view.
+   */
   get degraded(): CapacityDegradation | null {
     return this.#degraded;
   }
@@ -58,6 +61,20 @@ export class LastKnownCapacity implements CapacityView {
   /** The view placement falls back on, without reading the cache: the last snapshot, else every SE. */
   lastKnown(): StorageCandidate[] {
     return this.#snapshot ? this.#snapshot.candidates.map((c) => ({ ...c })) : blindCandidates(this.#o.storageElements);
+  }
+
+  /**
+   * Ends a degradation that is over without waiting for the next placement:
+   * while degraded, reads the cache once, as a placement would (an error, no
+   * answer within `readTimeoutMs` or an empty cache keep the degradation).
+   * `/health/ready` calls it so that it does not report an outage that ended
+   * while no upload came in. A no-op (no read) while not degraded.
+   *
+   * @returns {@link degraded} after the read. Never throws.
+   */
+  async refresh(): Promise<CapacityDegradation | null> {
+    if (this.#degraded) await this.candidates();
+    return this.#degraded;
   }
 
   async candidates(): Promise<StorageCandidate[]> {

@@ -168,6 +168,13 @@ describe('ingest while Redis is down', () => {
       message: '/health/ready ok again',
     });
     mark('ready again');
+    // The capacity cache is shared again once the monitor's leader has written it: readiness says so
+    // with no upload in between (it re-reads the cache while degraded, not only placements do).
+    await waitFor(
+      async () => ((await ready(true)).body.degraded as { capacity_cache: unknown }).capacity_cache === null,
+      { timeoutMs: 30_000, message: 'capacity cache shared again before any upload' },
+    );
+    mark('capacity cache shared again');
     expect(await upload(4, 'after')).toMatch(/^[0-9a-f]{64}$/);
     mark('upload after done');
     await waitFor(
