@@ -4,6 +4,44 @@ import { isoDateTime, safeId } from './safe-id.ts';
 import { type Stage, stageSchema } from './stages.ts';
 
 /**
+ * One segment of a match job: its place in the match and on the match clock.
+ * `final` is true only for the match's last segment, once the end of the match is known.
+ */
+export const segmentRefSchema = z.object({
+  /** 0-based position of the segment in the match. */
+  index: z.number().int().min(0).max(1_000_000),
+  /** Start of the segment on the match clock, in seconds. */
+  start_s: z.number().nonnegative(),
+  /** Length of the segment, in seconds. */
+  duration_s: z.number().positive(),
+  /** True for the match's last segment (the end of the match is known). */
+  final: z.boolean(),
+});
+export type SegmentRef = z.infer<typeof segmentRefSchema>;
+
+/**
+ * Stages that run over a match's segments in order, each segment's run
+ * reading the state its previous segment's run left (a "carry" artifact):
+ * tracker state, the virtual camera's path, analytics accumulators, the HLS playlist.
+ * `detect` (and `stitch`) run per segment in parallel.
+ */
+export const SEGMENT_SEQUENTIAL_STAGES = Object.freeze([
+  'track',
+  'vcam',
+  'analyze',
+  'encode',
+] as const satisfies readonly Stage[]);
+
+/**
+ * Artifact kind of the state a sequential stage carries from segment k to k+1
+ * (`track-carry`, …). The orchestrator passes segment k's carry in the inputs of
+ * the same stage's task for segment k+1; absent for segment 0.
+ */
+export function carryKind(stage: Stage): string {
+  return `${stage}-carry`;
+}
+
+/**
  * A unit of work on `polyvision.tasks.<stage>`, written by the orchestrator
  * through its outbox and consumed by group `polyvision-worker-<stage>`.
  * Workers claim it with the Redis key {@link stageIdempotencyKey}
@@ -27,6 +65,11 @@ export const stageTaskSchema = z.object({
   term: z.number().int().nonnegative().optional(),
   /** Give up (and report `stage.failed` with code `deadline_exceeded`) after this instant. */
   deadline_at: isoDateTime.optional(),
+  /**
+   * Present when the job is a match processed segment by segment (issue #18):
+   * the segment of the match this task is for. Absent for a whole-file job.
+   */
+  segment: segmentRefSchema.optional(),
 });
 export type StageTask = z.infer<typeof stageTaskSchema>;
 
