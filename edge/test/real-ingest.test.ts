@@ -120,9 +120,10 @@ describe('edge → real ingest → storage element', () => {
       },
       work,
     );
-    const node = await EdgeNode.start(config, { recordNow: { matchId: 'e2e-match', durationS: 3 } });
+    // 5 s of recording: a loaded host's ffmpeg may start late, so the window holds at least one whole segment
+    const node = await EdgeNode.start(config, { recordNow: { matchId: 'e2e-match', durationS: 5 } });
     try {
-      await waitFor(() => node.spool.journal.all().length >= 2 && node.recordingMatchId === null, {
+      await waitFor(() => node.spool.journal.all().length >= 1 && node.recordingMatchId === null, {
         timeoutMs: 30_000,
         message: 'recording done',
       }).catch(async (error) => {
@@ -161,7 +162,7 @@ describe('edge → real ingest → storage element', () => {
       },
       work,
     );
-    const node = await EdgeNode.start(config, { recordNow: { matchId: 'e2e-bad', durationS: 2 } });
+    const node = await EdgeNode.start(config, { recordNow: { matchId: 'e2e-bad', durationS: 5 } });
     try {
       await waitFor(() => node.alarms.has('ingest_unauthorized'), { timeoutMs: 20_000 });
       expect(node.spool.journal.all().every((r) => r.state !== 'deleted')).toBe(true);

@@ -179,7 +179,6 @@ describe('ops capacity map in Chromium', () => {
     await page.waitForFunction(
       (n) => document.querySelectorAll('#storage tr[data-se][data-health="healthy"]').length === n,
       fleet.length,
-      { timeout: 15_000 },
     );
     for (const f of fleet) {
       await expect(row(f.id).locator('th').textContent()).resolves.toBe(f.id);
@@ -214,7 +213,7 @@ describe('ops capacity map in Chromium', () => {
       target.id,
       // The longest interval of a healthy idle writable SE is 4 × base, then one refresh and the SSE
       // push: at most 4 × 500 + 250 ms and the push on a quiet host. Waited for, not timed (load varies it).
-      { timeout: 45_000, polling: 50 },
+      { polling: 50 },
     );
     const elapsedMs = performance.now() - startedAt;
     expect(await row(target.id).locator('[data-field="available"]').textContent()).not.toBe(before);
@@ -253,7 +252,6 @@ describe('ops capacity map in Chromium', () => {
           0,
         ) >= min,
       usedBefore + 120 * MiB,
-      { timeout: 10_000 },
     );
   });
 
@@ -277,11 +275,11 @@ describe('ops capacity map in Chromium', () => {
   it('turns a killed SE unhealthy, with a text label, and records the event', async () => {
     const victim = fleet[4] as FleetSe;
     await victim.se.kill9();
-    await page.waitForSelector(`#storage tr[data-se="${victim.id}"][data-health="unhealthy"]`, { timeout: 20_000 });
+    await page.waitForSelector(`#storage tr[data-se="${victim.id}"][data-health="unhealthy"]`);
     await expect(row(victim.id).locator('.badge').textContent()).resolves.toContain('unhealthy');
-    await page.waitForSelector(`#events li[data-type="storage_unhealthy"]`, { timeout: 5_000 });
+    await page.waitForSelector(`#events li[data-type="storage_unhealthy"]`);
     expect(await page.textContent('#events')).toContain(`${victim.id}: healthy → unhealthy`);
-    await page.waitForSelector('#storage tr[data-se] .poll.stale', { timeout: 10_000 });
+    await page.waitForSelector('#storage tr[data-se] .poll.stale');
     await screenshot('03-se-unhealthy');
   });
 
@@ -295,21 +293,17 @@ describe('ops capacity map in Chromium', () => {
         return el?.textContent === id && Number(el.getAttribute('data-term')) > term;
       },
       { id: survivor, term: oldTerm },
-      { timeout: 20_000 },
     );
     // the change is recorded once, by the replica that saw the new term first, and reaches the list
     await page.waitForFunction(
       (id) => document.querySelector('#events')?.textContent?.includes(`${id} leads the capacity monitor`),
       survivor,
-      { timeout: 5_000 },
     );
     // the dead replica drops out of the followers once its presence expires
-    await page.waitForFunction(() => document.querySelector('#followers')?.textContent === 'none', undefined, {
-      timeout: 10_000,
-    });
+    await page.waitForFunction(() => document.querySelector('#followers')?.textContent === 'none');
     // the new leader polls the killed SE again and finds it unhealthy on its own
     const victim = fleet[4] as FleetSe;
-    await page.waitForSelector(`#storage tr[data-se="${victim.id}"][data-health="unhealthy"]`, { timeout: 20_000 });
+    await page.waitForSelector(`#storage tr[data-se="${victim.id}"][data-health="unhealthy"]`);
     const path = await screenshot('04-failover');
     await copyFile(path, join(ARTIFACTS, 'ops-map.png'));
   });

@@ -258,6 +258,25 @@ describe.skipIf(modelArgs === null)('pnpm demo end to end', () => {
     expect(topics.filter((t) => t.startsWith(`${demo.names.topicPrefix}.`))).toEqual([]);
   });
 
+  it('past --timeout still writes out/<match_id>/ with what exists and the stage it waited on', {
+    timeout: 900_000,
+  }, async () => {
+    const matchId = uniqueName('timeout');
+    const env = { ...process.env };
+    delete env.REDIS_URL;
+    delete env.DATABASE_URL;
+    delete env.KAFKA_BROKERS;
+    const { code, output } = await runDemoCli([...args(matchId), '--timeout', '0.001'], env);
+    expect(code, output).not.toBe(0);
+    expect(output).toContain('after --timeout 1 ms');
+    const demo = JSON.parse(await readFile(join(outRoot, matchId, 'demo.json'), 'utf8')) as DemoJson & {
+      failure: { stage: string | null; reason: string } | null;
+    };
+    expect(demo.failure?.reason).toContain('still');
+    expect(demo.failure?.stage).not.toBeNull();
+    expect(existsSync(join(outRoot, matchId, 'report.html'))).toBe(true);
+  });
+
   it('refuses bad input with a clear error and exit status 2', async () => {
     const missing = await runDemoCli(['--cameras', '/nonexistent/a.mp4'], process.env);
     expect(missing.code).toBe(2);

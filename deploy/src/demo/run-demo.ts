@@ -94,7 +94,8 @@ export interface DemoResult {
  * with `report.html`. Real services where `urls` say so, embedded drivers otherwise.
  *
  * @throws PolyvisionError `demo_job_failed` (with the stage's error) when the job fails,
- *   `demo_timeout` when it does not finish within `options.timeoutMs`; input errors of the edge.
+ *   `demo_timeout` when it does not finish within `options.timeoutMs` (after writing
+ *   `out/<match_id>/` with what exists and which stage was still running); input errors of the edge.
  */
 export async function runDemo(
   options: DemoOptions,
@@ -235,13 +236,28 @@ export async function runDemo(
     end(placedSe ? `on ${placedSe.storageId} (${placedSe.location})` : undefined);
 
     // 5. The job runs; the live view follows its stages in the database.
-    const job = await followJob(infra.db, matchId, organizationId, observer, timings, t0, options.timeoutMs, signal);
-    const failedStage = job.stages.find((s) => s.status === 'failed');
+    const { job, timedOut } = await followJob(
+      infra.db,
+      matchId,
+      organizationId,
+      observer,
+      timings,
+      t0,
+      options.timeoutMs,
+      signal,
+    );
+    const failedStage = timedOut
+      ? job.stages.find((s) => s.status !== 'completed')
+      : job.stages.find((s) => s.status === 'failed');
     // A later stage's failure often comes from the detector: say what the detect stage warned about.
     const detectWarnings =
       job.status === 'completed' ? [] : await detectWarningsOf(job, stack.io, workRoot).catch(() => []);
-    const failure =
-      job.status === 'completed'
+    const failure = timedOut
+      ? {
+          stage: failedStage?.stage ?? null,
+          reason: `job ${job.job_id} still ${job.status} after --timeout ${options.timeoutMs} ms${failedStage ? ` (stage ${failedStage.stage} ${failedStage.status})` : ''}`,
+        }
+      : job.status === 'completed'
         ? null
         : {
             stage: failedStage?.stage ?? null,
@@ -301,6 +317,11 @@ export async function runDemo(
     result.timings = timings;
     await writeReport(result);
     await writeFile(join(outDir, 'demo.json'), `${JSON.stringify(result, null, 2)}\n`);
+    if (failure && timedOut) {
+      throw new PolyvisionError('demo_timeout', `${failure.reason} (what exists is in ${outDir})`, {
+        details: { job, outDir },
+      });
+    }
     if (failure) {
       throw new PolyvisionError('demo_job_failed', `${failure.reason} (what exists is in ${outDir})`, {
         details: { job, outDir },
@@ -315,6 +336,9 @@ export async function runDemo(
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
   }
 }
+
+/** After `--timeout`, how long the demo still waits for the job of a confirmed upload to appear, in ms. */
+const JOB_APPEAR_GRACE_MS = 60_000;
 
 /** Polls `check` every 200 ms until it is true. @throws PolyvisionError `demo_timeout`. */
 async function waitUntil(
@@ -344,14 +368,20 @@ async function followJob(
   t0: number,
   timeoutMs: number,
   signal?: AbortSignal,
-): Promise<JobView> {
+): Promise<{ job: JobView; timedOut: boolean }> {
   const deadline = Date.now() + timeoutMs;
   const wallOffset = Date.now() - performance.now();
   let jobId: string | null = null;
   const reported = new Set<string>();
+  let job: JobView | null = null;
   for (;;) {
-    if (Date.now() > deadline)
-      throw new PolyvisionError('demo_timeout', `the job did not finish within ${timeoutMs} ms`);
+    if (Date.now() > deadline) {
+      // Past --timeout with a job: the caller still writes out/<match_id>/ with what exists.
+      if (job) return { job, timedOut: true };
+      // The upload is confirmed, so its job appears within seconds: wait that long for it.
+      if (Date.now() > deadline + JOB_APPEAR_GRACE_MS)
+        throw new PolyvisionError('demo_timeout', `no job for match ${matchId} within ${timeoutMs} ms`);
+    }
     if (!jobId) {
       const row = await db.query<{ job_id: string }>(
         'SELECT job_id FROM jobs WHERE organization_id = $1 AND match_id = $2 ORDER BY created_at LIMIT 1',
@@ -359,7 +389,7 @@ async function followJob(
       );
       jobId = row.rows[0]?.job_id ?? null;
     }
-    const job = jobId ? await getJob(db, jobId) : null;
+    job = jobId ? await getJob(db, jobId) : null;
     if (job) {
       for (const s of job.stages) {
         const step = s.stage as DemoStep;
@@ -372,7 +402,7 @@ async function followJob(
         } else if (s.status === 'failed') observer.step?.(step, 'failed', s.progress, JSON.stringify(s.error));
         else if (s.status === 'running' || s.status === 'dispatched') observer.step?.(step, 'running', s.progress);
       }
-      if (['completed', 'failed', 'cancelled'].includes(job.status)) return job;
+      if (['completed', 'failed', 'cancelled'].includes(job.status)) return { job, timedOut: false };
     }
     await abortableSleep(250, signal);
   }

@@ -14,6 +14,15 @@ export interface ServeOptions {
   signal?: AbortSignal;
   /** On close, time in-flight requests get before their sockets are cut, in ms. @defaultValue 2_000 */
   closeGraceMs?: number;
+  /**
+   * How long an idle keep-alive socket stays open, in ms. Node's default (5 s)
+   * races clients that reuse a pooled socket just as the server closes it: on a
+   * loaded host the client's next request (a POST, which undici does not retry)
+   * then fails with "other side closed". Longer than the clients' own idle
+   * timeout (undici: 4 s) so the client, not the server, closes idle sockets.
+   * @defaultValue 65_000
+   */
+  keepAliveTimeoutMs?: number;
 }
 
 /** A listening server. */
@@ -40,6 +49,7 @@ export async function serve(app: Pick<Hono, 'fetch'>, options: ServeOptions = {}
   const host = options.host ?? '127.0.0.1';
   const closeGraceMs = options.closeGraceMs ?? 2_000;
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000;
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error) => {
       reject(

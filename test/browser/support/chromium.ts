@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
+import { WAIT_FOR_MIN_TIMEOUT_MS } from '../../support/wait-for.ts';
 
 /** Debian's Chromium (ENVIRONMENT.md); `CHROMIUM_PATH` overrides. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -39,8 +40,11 @@ export async function launchChromium(viewport = { width: 1440, height: 1000 }): 
     viewport,
     deviceScaleFactor: 1,
     colorScheme: 'dark',
-    timeout: 30_000,
+    timeout: WAIT_FOR_MIN_TIMEOUT_MS,
   });
+  // Waits are hang guards, not speed checks: a loaded host may take long to render.
+  context.setDefaultTimeout(WAIT_FOR_MIN_TIMEOUT_MS);
+  context.setDefaultNavigationTimeout(WAIT_FOR_MIN_TIMEOUT_MS);
   return {
     context,
     async close() {
