@@ -14,11 +14,13 @@ import {
 } from '../detect/stage-io.ts';
 import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
+import { readCarry, writeCarry } from '../segment/carry.ts';
 import { readTracksFile } from '../track/tracks-format.ts';
 import { ballFromTracks, readBallTrack } from './ball-positions.ts';
 import { planCameraPath } from './camera-path.ts';
 import { pitchRegionFromImage } from './grass-region.ts';
 import { chooseVcamSizing } from './output-size.ts';
+import { cameraPathCarrySchema } from './path-carry.ts';
 import { measureCameraPath } from './path-quality.ts';
 import { NO_PITCH_REGION, type PitchRegion, pitchRegionFromCalibration } from './pitch-region.ts';
 import { renderTracksOverlay } from './render-overlay.ts';
@@ -59,7 +61,12 @@ export const vcamEnvSchema = z.object({
  * (kind `vcam`), `overlay.mp4` (kind `vcam-overlay`) and stores the path
  * with its sizing and quality figures as `camera-path.json` (kind `vcam-path`).
  *
- * @throws PolyvisionError `calibration_invalid` for a venue.json that does not validate; the render errors.
+ * A segment of a match job (`task.segment`, issue #18) plans its path from the `vcam-carry` of
+ * the previous segment (camera window, velocity, recent targets: no jump at the boundary), renders
+ * only its own video under `…/segment-00000k/`, and adds its own `vcam-carry` to the outputs.
+ *
+ * @throws PolyvisionError `calibration_invalid` for a venue.json that does not validate; the render
+ *   errors; `carry_missing` / `carry_invalid` (not retriable).
  */
 export function createStageHandler(context: StageHandlerContext, overrides: { io?: ArtifactIo } = {}): StageHandler {
   const env = loadConfig(vcamEnvSchema, context.env);
@@ -136,7 +143,9 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
           outputHeight: env.VCAM_OUTPUT_HEIGHT,
           maxUpscale: env.VCAM_MAX_UPSCALE,
         });
+        const carry = await readCarry(task, cameraPathCarrySchema, io, dir, signal);
         const path = planCameraPath(tracks, {
+          carry,
           aspectRatio: sizing.outputWidth / sizing.outputHeight,
           minCropWidthPx: sizing.minCropWidthPx,
           ball,
@@ -221,6 +230,8 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             ),
           );
         }
+        const carryRef = await writeCarry(task, path.carry, io, dir, signal);
+        if (carryRef) outputs.push(carryRef);
         reportProgress(1);
         return {
           outputs,
