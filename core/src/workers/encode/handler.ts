@@ -21,8 +21,12 @@ import { appendMatchSegment, type MatchHlsCarry, matchHlsCarrySchema, parseMedia
 /** Environment of the encode stage. */
 export const encodeEnvSchema = z.object({
   ENCODE_SEGMENT_SECONDS: envInt(4, 1, 30),
-  /** libx264 preset when there is no NVENC. */
-  ENCODE_X264_PRESET: envEnum(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium'] as const, 'veryfast'),
+  /**
+   * libx264 preset when there is no NVENC. `superfast` (default): 26 % less encode CPU than
+   * `veryfast` for SSIM 0.9937 vs 0.9951 (PSNR 49.8 vs 50.5 dB) on the demo's vcam video
+   * (bench/README.md, `bench/segments/stage-cost.ts`).
+   */
+  ENCODE_X264_PRESET: envEnum(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium'] as const, 'superfast'),
 });
 
 const CONTENT_TYPES: Record<string, string> = {
