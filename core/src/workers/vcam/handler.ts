@@ -20,9 +20,9 @@ import { ballFromTracks, readBallTrack } from './ball-positions.ts';
 import { planCameraPath } from './camera-path.ts';
 import { pitchRegionFromImage } from './grass-region.ts';
 import { chooseVcamSizing } from './output-size.ts';
-import { cameraPathCarrySchema } from './path-carry.ts';
+import { cameraPathCarrySchema, type VcamCarry } from './path-carry.ts';
 import { measureCameraPath } from './path-quality.ts';
-import { NO_PITCH_REGION, type PitchRegion, pitchRegionFromCalibration } from './pitch-region.ts';
+import { NO_PITCH_REGION, type PitchRegion, pitchRegionFromCalibration, pointInPolygon } from './pitch-region.ts';
 import { renderTracksOverlay } from './render-overlay.ts';
 import { renderVirtualCamera } from './render-vcam.ts';
 
@@ -62,7 +62,8 @@ export const vcamEnvSchema = z.object({
  * with its sizing and quality figures as `camera-path.json` (kind `vcam-path`).
  *
  * A segment of a match job (`task.segment`, issue #18) plans its path from the `vcam-carry` of
- * the previous segment (camera window, velocity, recent targets: no jump at the boundary), renders
+ * the previous segment (camera window, velocity, recent targets: no jump at the boundary; the grass
+ * pitch outline found on the first segment, reused), renders
  * only its own video under `…/segment-00000k/`, and adds its own `vcam-carry` to the outputs.
  *
  * @throws PolyvisionError `calibration_invalid` for a venue.json that does not validate; the render
@@ -109,7 +110,12 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             );
           }
         }
-        if (pitch.source === 'none' && env.VCAM_PITCH_FROM_IMAGE) {
+        const carry = await readCarry(task, cameraPathCarrySchema, io, dir, signal);
+        if (pitch.source === 'none' && env.VCAM_PITCH_FROM_IMAGE && carry?.grassOutline) {
+          // A later segment of a match keeps the pitch its first segment found (no decode, no drift).
+          const outline = carry.grassOutline;
+          pitch = { source: 'grass', outline, contains: (x, y) => pointInPolygon(outline, x, y) };
+        } else if (pitch.source === 'none' && env.VCAM_PITCH_FROM_IMAGE) {
           pitch =
             (await pitchRegionFromImage({
               inputPath,
@@ -143,7 +149,6 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
           outputHeight: env.VCAM_OUTPUT_HEIGHT,
           maxUpscale: env.VCAM_MAX_UPSCALE,
         });
-        const carry = await readCarry(task, cameraPathCarrySchema, io, dir, signal);
         const path = planCameraPath(tracks, {
           carry,
           aspectRatio: sizing.outputWidth / sizing.outputHeight,
@@ -230,7 +235,16 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             ),
           );
         }
-        const carryRef = await writeCarry(task, path.carry, io, dir, signal);
+        const carryRef = await writeCarry(
+          task,
+          {
+            ...path.carry!,
+            grassOutline: pitch.source === 'grass' ? pitch.outline.map(([x, y]) => [x, y] as [number, number]) : null,
+          } satisfies VcamCarry,
+          io,
+          dir,
+          signal,
+        );
         if (carryRef) outputs.push(carryRef);
         reportProgress(1);
         return {

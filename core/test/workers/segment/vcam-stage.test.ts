@@ -62,7 +62,7 @@ afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
 });
 
-const handler = () =>
+const handler = (pitchFromImage = false) =>
   createStageHandler(
     {
       env: {
@@ -70,7 +70,7 @@ const handler = () =>
         VCAM_OUTPUT_WIDTH: '256',
         VCAM_OUTPUT_HEIGHT: '144',
         VCAM_OVERLAY: 'false',
-        VCAM_PITCH_FROM_IMAGE: 'false',
+        VCAM_PITCH_FROM_IMAGE: pitchFromImage ? 'true' : 'false',
       },
     } as never,
     { io },
@@ -107,5 +107,38 @@ describe('vcam stage over a match segment by segment', () => {
     ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PolyvisionError);
     expect((error as PolyvisionError).code).toBe('carry_missing');
+  });
+
+  it('keeps the grass pitch found on the first segment for the later ones', async () => {
+    // Segment 0 is all grass; segment 1 has none: only the carried outline gives it a pitch.
+    const green = await makeClip(join(root, 'green.mp4'), `color=c=0x2e8b2e:size=640x180:rate=${FPS}`, SEGMENT_S);
+    const black = await makeClip(join(root, 'black.mp4'), `color=c=black:size=640x180:rate=${FPS}`, SEGMENT_S);
+    const grass = await storeFile(
+      store,
+      'org-1/match-1/pitch/segment-000000/panorama.mp4',
+      await readFile(green),
+      'panorama',
+    );
+    const none = await storeFile(
+      store,
+      'org-1/match-1/pitch/segment-000001/panorama.mp4',
+      await readFile(black),
+      'panorama',
+    );
+    const pitchOf = async (result: Awaited<ReturnType<typeof runStage>>) =>
+      JSON.parse(await readFile(join(store, result.outputs.find((o) => o.kind === 'vcam-path')!.object_key), 'utf8'))
+        .pitch;
+    const task = (i: number, inputs: ArtifactRef[]) => ({
+      ...segmentTask('vcam', inputs, segmentOf(i, SEGMENTS, SEGMENT_S)),
+      model_version: 'pitch',
+    });
+    const first = await runStage(handler(true), task(0, [tracks[0]!, grass]));
+    const pitch0 = await pitchOf(first);
+    expect(pitch0.source).toBe('grass');
+    const carry = first.outputs.find((o) => o.kind === 'vcam-carry')!;
+    const second = await runStage(handler(true), task(1, [tracks[1]!, none, carry]));
+    expect(await pitchOf(second)).toEqual(pitch0);
+    const alone = await runStage(handler(true), task(0, [tracks[1]!, none]));
+    expect((await pitchOf(alone)).source).toBe('none');
   });
 });
