@@ -12,8 +12,11 @@ import {
 } from '../detect/stage-io.ts';
 import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
+import { readCarry, writeCarry } from '../segment/carry.ts';
+import { matchOutputKey } from '../segment/segment-output-key.ts';
 import { readTracksFile } from '../track/tracks-format.ts';
-import { runAnalyze } from './run-analyze.ts';
+import { accumulateMatchAnalytics, matchAnalyticsCarrySchema, writeMatchAnalytics } from './match-analytics.ts';
+import { type AnalyzeCollected, runAnalyze } from './run-analyze.ts';
 
 /**
  * Builds the analyze stage: reads `tracks`, the `panorama` (or `camera`) for
@@ -22,7 +25,14 @@ import { runAnalyze } from './run-analyze.ts';
  * `summary.json` (kind `analytics`) and heatmaps (kind `heatmap`). Without a
  * calibration, figures are in image pixels.
  *
- * @throws PolyvisionError `calibration_invalid` (not retriable) for a venue.json that does not validate.
+ * A segment of a match job (`task.segment`, issue #18) also adds its figures to the match's
+ * accumulators carried from the previous segment (`analyze-carry`: per-track totals, colour
+ * samples, occupancy grids) and writes the match-level analytics so far under
+ * `…/analyze/<version>/match/` (`summary.json` kind `match-analytics` with `final` true after the
+ * match's last segment, heatmaps kind `match-heatmap`); a segment without people adds nothing.
+ *
+ * @throws PolyvisionError `calibration_invalid` (not retriable) for a venue.json that does not
+ *   validate; `carry_missing` / `carry_invalid` (not retriable).
  */
 export function createStageHandler(context: StageHandlerContext, overrides: { io?: ArtifactIo } = {}): StageHandler {
   const ioConfig = stageIoConfig(context.env);
@@ -49,42 +59,101 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
           venue = parsed.data;
         }
         const outputDir = join(dir, 'analytics');
-        const summary = await runAnalyze({
-          tracks,
-          videoPath: await io.openInput(videoRef, dir, signal),
-          venue,
-          outputDir,
-          signal,
-          onProgress: throttle((f) => reportProgress(f * 0.95)),
-        });
-        const outputs = [
-          await io.writeOutput(
-            {
-              task,
-              kind: 'analytics',
-              objectKey: outputKey(task, 'summary.json'),
-              localPath: join(outputDir, 'summary.json'),
-              contentType: 'application/json',
-            },
-            signal,
-          ),
-        ];
-        for (const file of (await readdir(join(outputDir, 'heatmaps'))).sort()) {
+        const carried = await readCarry(task, matchAnalyticsCarrySchema.nullable(), io, dir, signal);
+        const collect: Partial<AnalyzeCollected> = {};
+        const hasPeople = tracks.tracks.some((t) => t.class !== 'ball');
+        // A segment without people (a break) adds nothing to the match; a whole clip without any fails (`no_tracks`).
+        const summary =
+          task.segment && !hasPeople
+            ? null
+            : await runAnalyze({
+                tracks,
+                videoPath: await io.openInput(videoRef, dir, signal),
+                venue,
+                outputDir,
+                collect,
+                signal,
+                onProgress: throttle((f) => reportProgress(f * 0.9)),
+              });
+        const outputs = [];
+        if (summary) {
           outputs.push(
             await io.writeOutput(
               {
                 task,
-                kind: 'heatmap',
-                objectKey: outputKey(task, 'heatmaps', file),
-                localPath: join(outputDir, 'heatmaps', file),
-                contentType: 'image/png',
+                kind: 'analytics',
+                objectKey: outputKey(task, 'summary.json'),
+                localPath: join(outputDir, 'summary.json'),
+                contentType: 'application/json',
               },
               signal,
             ),
           );
+          for (const file of (await readdir(join(outputDir, 'heatmaps'))).sort()) {
+            outputs.push(
+              await io.writeOutput(
+                {
+                  task,
+                  kind: 'heatmap',
+                  objectKey: outputKey(task, 'heatmaps', file),
+                  localPath: join(outputDir, 'heatmaps', file),
+                  contentType: 'image/png',
+                },
+                signal,
+              ),
+            );
+          }
+        }
+        let matchPlayers: number | undefined;
+        if (task.segment) {
+          let carry = carried ?? null;
+          if (summary) {
+            const accumulated = accumulateMatchAnalytics(carry, collect as AnalyzeCollected);
+            carry = accumulated.carry;
+            const matchDir = join(dir, 'match-analytics');
+            const match = await writeMatchAnalytics(matchDir, carry, accumulated.teams, collect.space!, {
+              segments: task.segment.index + 1,
+              final: task.segment.final,
+            });
+            matchPlayers = match.players.length;
+            outputs.push(
+              await io.writeOutput(
+                {
+                  task,
+                  kind: 'match-analytics',
+                  objectKey: matchOutputKey(task, 'summary.json'),
+                  localPath: join(matchDir, 'summary.json'),
+                  contentType: 'application/json',
+                },
+                signal,
+              ),
+            );
+            for (const file of Object.values(match.heatmaps)) {
+              outputs.push(
+                await io.writeOutput(
+                  {
+                    task,
+                    kind: 'match-heatmap',
+                    objectKey: matchOutputKey(task, ...file.split('/')),
+                    localPath: join(matchDir, file),
+                    contentType: 'image/png',
+                  },
+                  signal,
+                ),
+              );
+            }
+          }
+          const carryRef = await writeCarry(task, carry, io, dir, signal);
+          if (carryRef) outputs.push(carryRef);
         }
         reportProgress(1);
-        return { outputs, stats: { players: summary.players.length } };
+        return {
+          outputs,
+          stats: {
+            players: summary?.players.length ?? 0,
+            ...(matchPlayers !== undefined ? { match_players: matchPlayers } : {}),
+          },
+        };
       }, ioConfig.workDir);
     },
   };

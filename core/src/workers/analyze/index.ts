@@ -7,6 +7,7 @@
 export * from './analytics-warnings.ts';
 export * from './heatmap.ts';
 export * from './kinematics.ts';
+export * from './match-analytics.ts';
 export * from './pitch-space.ts';
 export * from './run-analyze.ts';
 export * from './team-colours.ts';

@@ -7,7 +7,7 @@ import type { TracksFile } from '../track/tracks-format.ts';
 import { type AnalyticsWarning, teamBalance } from './analytics-warnings.ts';
 import { type HeatmapOptions, occupancyGrid, renderHeatmapPng } from './heatmap.ts';
 import { type KinematicsOptions, type TrackKinematics, trackKinematics } from './kinematics.ts';
-import { imageSpace, pitchSpace } from './pitch-space.ts';
+import { imageSpace, type PositionSpace, pitchSpace } from './pitch-space.ts';
 import { assignTeams, sampleJerseyColours, type TeamLabel } from './team-colours.ts';
 
 /** Parameters of {@link runAnalyze}. */
@@ -26,6 +26,25 @@ export interface RunAnalyzeParams {
   signal?: AbortSignal;
   onProgress?: (fraction: number) => void;
   binaries?: MediaBinaries;
+  /**
+   * Filled with what this run measured, for a caller that accumulates over a match's segments
+   * (`match-analytics.ts`): colour samples and positions per track, the space and grid cell size.
+   */
+  collect?: Partial<AnalyzeCollected>;
+}
+
+/** What {@link runAnalyze} hands a caller through `collect`. */
+export interface AnalyzeCollected {
+  /** Track id → jersey colour samples (RGB 0–255). */
+  samples: Map<number, [number, number, number][]>;
+  /** Track id → positions in the space's unit (the kinematics' smoothed positions). */
+  positions: Map<number, { frame: number; x: number; y: number }[]>;
+  /** Track id → on the pitch (null without a calibration). */
+  onPitch: Map<number, boolean | null>;
+  space: PositionSpace;
+  fps: number;
+  cellSize: number;
+  summary: AnalyticsSummary;
 }
 
 /**
@@ -256,6 +275,17 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
     };
     await writeFile(join(work, 'summary.json'), JSON.stringify(summary, null, 2));
     await rename(work, params.outputDir);
+    if (params.collect) {
+      Object.assign(params.collect, {
+        samples,
+        positions: new Map([...kinematics].map(([id, k]) => [id, k.positions])),
+        onPitch,
+        space,
+        fps,
+        cellSize,
+        summary,
+      } satisfies AnalyzeCollected);
+    }
     params.onProgress?.(1);
     return summary;
   } catch (error) {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ArtifactRef, StageTask } from '@polyvision/shared';
 import { PolyvisionError } from '@polyvision/shared';
+import { segmentOutputKey } from '../segment/segment-output-key.ts';
 
 /** The artifact stores moved to core/src/workers/artifacts/; re-exported for the stages' imports. */
 export {
@@ -31,10 +32,12 @@ export function findInput(task: StageTask, kinds: readonly string[]): ArtifactRe
   );
 }
 
-/** The object key of a stage output: `<org>/<match>/<stage>/<model_version>/<name…>` (same on every re-run). */
+/**
+ * The object key of a stage output: `<org>/<match>/<stage>/<model_version>/<name…>`, with
+ * `segment-00000k/` after the version for a segment of a match job (`segmentOutputKey`); the same on every re-run.
+ */
 export function outputKey(task: StageTask, ...name: string[]): string {
-  const version = task.model_version.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
-  return [task.organization_id, task.match_id, task.stage, version, ...name].join('/');
+  return segmentOutputKey(task, ...name);
 }
 
 /** Runs `fn` with a fresh work folder under `baseDir` (the system temp folder by default), removed afterwards. */

@@ -30,6 +30,14 @@ export interface EncodeHlsParams {
   /** Target segment length, seconds; keyframes are forced on segment boundaries. @defaultValue 4 */
   segmentSeconds?: number;
   encoder?: H264Encoder;
+  /** libx264 preset (speed against quality at the same bitrate; bench/README.md). @defaultValue `superfast` */
+  x264Preset?: 'ultrafast' | 'superfast' | 'veryfast' | 'faster' | 'fast' | 'medium';
+  /**
+   * Added to every output timestamp, seconds (`-output_ts_offset`): a match segment's renditions
+   * carry match-clock timestamps, so appended to the match playlist they continue the previous
+   * segment's without a discontinuity. @defaultValue 0
+   */
+  timestampOffsetS?: number;
   signal?: AbortSignal;
   /** Share of the media time encoded, in [0, 1]. */
   onProgress?: (fraction: number) => void;
@@ -105,7 +113,8 @@ export async function encodeHls(params: EncodeHlsParams): Promise<EncodeHlsSumma
     args.push(`-bufsize:v:${i}`, String(Math.round(r.videoBitrate * 1.5)));
   });
   if (encoder === 'h264_nvenc') args.push('-c:v', 'h264_nvenc', '-preset', 'p4');
-  else args.push('-c:v', 'libx264', '-preset', 'veryfast', '-profile:v', 'high');
+  else args.push('-c:v', 'libx264', '-preset', params.x264Preset ?? 'superfast', '-profile:v', 'high');
+  if (params.timestampOffsetS) args.push('-output_ts_offset', params.timestampOffsetS.toFixed(6));
   args.push(
     '-g',
     String(gop),

@@ -4,3 +4,4 @@
  * poster image; NVENC where it encodes, libx264 otherwise.
  */
 export * from './encode-hls.ts';
+export * from './match-hls.ts';

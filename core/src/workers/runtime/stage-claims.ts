@@ -1,5 +1,6 @@
 import type { MessageError, StageTask } from '@polyvision/shared';
 import type { Database } from '../../db/database.ts';
+import { segmentFolder } from '../segment/segment-output-key.ts';
 import type { StageResult } from './stage-handler.ts';
 
 /** What a claim attempt found. */
@@ -43,12 +44,16 @@ export interface StageClaimStore {
   release(task: StageTask, owner: string): Promise<void>;
 }
 
-/** The key of a task's stage run in the seeds' format (`params.idempotency_key` or rebuilt). */
+/**
+ * The key of a task's stage run in the seeds' format (`params.idempotency_key` or rebuilt):
+ * `{stage}:{org}:{match}:{model_version}`, plus `:segment-00000k` for a segment of a match job
+ * (idempotent per match, segment, stage and model version; issue #18).
+ */
 export function taskIdempotencyKey(task: StageTask): string {
   const fromParams = task.params.idempotency_key;
-  return typeof fromParams === 'string'
-    ? fromParams
-    : `${task.stage}:${task.organization_id}:${task.match_id}:${task.model_version}`;
+  if (typeof fromParams === 'string') return fromParams;
+  const key = `${task.stage}:${task.organization_id}:${task.match_id}:${task.model_version}`;
+  return task.segment ? `${key}:${segmentFolder(task.segment.index)}` : key;
 }
 
 /**

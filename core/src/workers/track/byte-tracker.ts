@@ -64,6 +64,28 @@ export interface TrackerOutput {
 
 type TrackState = 'tracked' | 'lost' | 'removed';
 
+/** A {@link ByteTracker}'s state as JSON data (see `snapshot`); validated by `byteTrackerSnapshotSchema`. */
+export interface ByteTrackerSnapshot {
+  /** Frames the tracker has seen. */
+  frame: number;
+  /** The id the next confirmed track gets. */
+  nextId: number;
+  tracks: {
+    /** 0 while tentative. */
+    id: number;
+    /** Kalman mean `[cx, cy, a, h, vcx, vcy, va, vh]` and 8×8 covariance. */
+    mean: number[];
+    covariance: number[][];
+    state: 'tracked' | 'lost';
+    confirmed: boolean;
+    score: number;
+    /** Frame (tracker count) of its last match. */
+    lastFrame: number;
+    detectionBox: BoxXyxy;
+    feature: number[] | null;
+  }[];
+}
+
 interface Track {
   id: number;
   kalman: KalmanState;
@@ -131,6 +153,48 @@ export class ByteTracker {
   /** The id the next confirmed track will get. */
   get nextId(): number {
     return this.#nextId;
+  }
+
+  /**
+   * The tracker's whole state after the last `update` — frame counter, id counter, every live
+   * track (tracked, lost or tentative) with its Kalman mean and covariance and appearance — as
+   * plain JSON data. {@link ByteTracker.restore} continues from it exactly as if the frames had
+   * kept coming to this instance (the carry of a match's track stage from segment to segment).
+   */
+  snapshot(): ByteTrackerSnapshot {
+    return {
+      frame: this.#frame,
+      nextId: this.#nextId,
+      tracks: this.#tracks.map((t) => ({
+        id: t.id,
+        mean: [...t.kalman.mean],
+        covariance: t.kalman.covariance.map((row) => [...row]),
+        state: t.state === 'lost' ? 'lost' : 'tracked',
+        confirmed: t.confirmed,
+        score: t.score,
+        lastFrame: t.lastFrame,
+        detectionBox: [...t.detectionBox] as BoxXyxy,
+        feature: t.feature ? [...t.feature] : null,
+      })),
+    };
+  }
+
+  /** A tracker with `options` that continues from a {@link ByteTracker.snapshot}. */
+  static restore(options: ByteTrackOptions, snapshot: ByteTrackerSnapshot): ByteTracker {
+    const tracker = new ByteTracker(options, snapshot.nextId);
+    tracker.#frame = snapshot.frame;
+    tracker.#tracks = snapshot.tracks.map((t) => ({
+      id: t.id,
+      kalman: { mean: [...t.mean], covariance: t.covariance.map((row) => [...row]) },
+      state: t.state,
+      confirmed: t.confirmed,
+      score: t.score,
+      lastFrame: t.lastFrame,
+      detectionIndex: -1,
+      detectionBox: [...t.detectionBox] as BoxXyxy,
+      feature: t.feature ? Float32Array.from(t.feature) : null,
+    }));
+    return tracker;
   }
 
   /** Advances one frame with its detections; returns the confirmed tracks seen in this frame. */

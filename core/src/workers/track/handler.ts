@@ -22,11 +22,13 @@ import {
 } from '../detect/stage-io.ts';
 import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
+import { readCarry, writeCarry } from '../segment/carry.ts';
 import { appearanceFeatures } from './appearance-features.ts';
 import { writeBallTrackFile } from './ball/ball-track-format.ts';
 import { modelCardThresholds } from './model-card.ts';
 import { pitchRegionOf } from './pitch-region.ts';
 import { trackClip, writeTracksFile } from './run-track.ts';
+import { trackCarrySchema } from './tracker-carry.ts';
 
 /** The repository's default detector (its model card, `metrics.json`, sits beside it). */
 const DEFAULT_MODEL_PATH = fileURLToPath(
@@ -64,6 +66,11 @@ export const trackEnvSchema = z.object({
  * and the ball tracker; writes `tracks.json` (kind `tracks`) and
  * `ball-track.json` (kind `ball-track`). Fails with `no_tracks` (not retriable) when no track lasts
  * long enough, `calibration_invalid` for a venue.json that does not validate.
+ *
+ * A segment of a match job (`task.segment`, issue #18) continues from the `track-carry` of the
+ * previous segment (ByteTracker state, thresholds: ids hold across the boundary), writes its files
+ * under `…/segment-00000k/` with `segment` in tracks.json, adds its own `track-carry` to the
+ * outputs, and never fails with `no_tracks`; `carry_missing` / `carry_invalid` (not retriable).
  */
 export function createStageHandler(context: StageHandlerContext, overrides: { io?: ArtifactIo } = {}): StageHandler {
   const env = loadConfig(trackEnvSchema, context.env);
@@ -77,6 +84,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
       const videoRef = task.inputs.find((i) => i.kind === 'panorama') ?? task.inputs.find((i) => i.kind === 'camera');
       return withWorkDir(async (dir) => {
         const detections = await readDetectionsFile(await io.openInput(input, dir, signal));
+        const carry = await readCarry(task, trackCarrySchema, io, dir, signal);
         let venue: VenueCalibration | undefined;
         if (venueRef) {
           const text = await readFile(await io.openInput(venueRef, dir, signal), 'utf8');
@@ -115,12 +123,21 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             ...(card?.ball !== undefined ? { ball: { minScore: card.ball } } : {}),
             ...(pitchRegion ? { pitchRegion } : {}),
             ...(appearance ? { appearance } : {}),
+            ...(task.segment ? { segment: { carry } } : {}),
           },
           signal,
           throttle((f) => reportProgress(0.5 + f * 0.4)),
         );
+        if (task.segment) {
+          clip.tracks.segment = {
+            index: task.segment.index,
+            startS: task.segment.start_s,
+            firstMatchFrame: carry?.matchFrames ?? 0,
+          };
+        }
         const path = join(dir, 'tracks.json');
-        await writeTracksFile(path, clip.tracks);
+        // A segment without people (a break, the camera covered) is no reason to fail the match.
+        await writeTracksFile(path, clip.tracks, !task.segment);
         const ballPath = join(dir, 'ball-track.json');
         await writeBallTrackFile(ballPath, clip.ballTrack);
         const outputs = [
@@ -145,6 +162,8 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             signal,
           ),
         ];
+        const carryRef = await writeCarry(task, clip.carry, io, dir, signal);
+        if (carryRef) outputs.push(carryRef);
         reportProgress(1);
         return {
           outputs,
@@ -157,6 +176,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             offPitchTracksDropped: clip.offPitchTracksDropped,
             pitchRegion: pitchRegion ? 1 : 0,
             ballCoverage: clip.ballTrack.summary.coverage,
+            ...(task.segment ? { segment: task.segment.index, nextTrackId: clip.carry.tracker.nextId } : {}),
           },
         };
       }, ioConfig.workDir);

@@ -10,6 +10,7 @@ import { ballTrackFromDetections } from './ball/track-ball-detections.ts';
 import { ByteTracker, type ByteTrackOptions } from './byte-tracker.ts';
 import type { PitchRegion } from './pitch-region.ts';
 import { calibrateScoreThresholds, personScores, type ScoreThresholds } from './score-thresholds.ts';
+import type { TrackCarry } from './tracker-carry.ts';
 import { TRACKS_FORMAT, type Track, type TrackFrame, type TracksFile } from './tracks-format.ts';
 
 /** Options of {@link trackDetections}. */
@@ -42,6 +43,13 @@ export interface TrackOptions extends ByteTrackOptions {
   appearance?: AppearanceFeatures;
   /** Options of the ball track (`trackBall`). */
   ball?: Omit<BallTrackOptions, 'fps' | 'frameWidthPx' | 'onPitch'>;
+  /**
+   * A segment of a match (issue #18): continue from the state the previous segment left
+   * (`TrackedClip.carry`; null for the first segment). Ids then are the tracker's own, unique over
+   * the match (not renumbered 1..n), the thresholds are the carried ones, and a track carried in
+   * from earlier segments is kept however few frames it has in this one.
+   */
+  segment?: { carry: TrackCarry | null };
 }
 
 /** What {@link trackClip} produces: the tracks file and the ball track. */
@@ -52,6 +60,8 @@ export interface TrackedClip {
   thresholds: ScoreThresholds;
   /** Person tracks dropped because they never set foot on the pitch. */
   offPitchTracksDropped: number;
+  /** The state to hand to the next segment of the match (`TrackOptions.segment`). */
+  carry: TrackCarry;
 }
 
 /** ByteTrack thresholds for a clip: explicit options, else the model card, else a calibration pass. */
@@ -104,7 +114,8 @@ export function trackClip(
   const fps = detections.header.analysisFps;
   const lostTrackBufferFrames =
     options.lostTrackBufferFrames ?? Math.max(1, Math.round((fps / 30) * (options.lostTrackBufferAt30Fps ?? 30)));
-  const thresholds = resolveScoreThresholds(detections, options);
+  const carried = options.segment?.carry ?? null;
+  const thresholds = carried ? carried.thresholds : resolveScoreThresholds(detections, options);
   const trackerOptions: ByteTrackOptions = {
     ...withoutExtras(options),
     highScoreThreshold: thresholds.high,
@@ -122,7 +133,8 @@ export function trackClip(
     matchCostLimit: options.matchCostLimit ?? 0.9,
   };
   const tracks: Track[] = [];
-  const tracker = new ByteTracker(trackerOptions, 1);
+  const tracker = carried ? ByteTracker.restore(trackerOptions, carried.tracker) : new ByteTracker(trackerOptions, 1);
+  const firstNewId = tracker.nextId;
   const byId = new Map<number, { frames: TrackFrame[]; classScores: Map<string, number> }>();
   const total = detections.frames.length;
   for (const [done, frame] of detections.frames.entries()) {
@@ -150,7 +162,7 @@ export function trackClip(
   }
   let offPitchTracksDropped = 0;
   for (const [id, entry] of byId) {
-    if (entry.frames.length < (options.minTrackFrames ?? 3)) continue;
+    if (entry.frames.length < (options.minTrackFrames ?? 3) && id >= firstNewId) continue;
     const region = options.pitchRegion;
     if (region && !entry.frames.some((f) => region((f.box[0] + f.box[2]) / 2, f.box[3]))) {
       offPitchTracksDropped += 1;
@@ -183,10 +195,13 @@ export function trackClip(
   const ball = ballTrackAsTrack(ballTrack, detections);
   if (ball) tracks.push(ball);
   tracks.sort((a, b) => a.id - b.id);
-  // Renumber 1..n after dropping short tracks, so ids stay dense and stable.
-  tracks.forEach((t, i) => {
-    t.id = i + 1;
-  });
+  // Renumber 1..n after dropping short tracks, so ids stay dense and stable (a segment of a match
+  // keeps the tracker's ids: they must mean the same person in the next segment).
+  if (!options.segment) {
+    tracks.forEach((t, i) => {
+      t.id = i + 1;
+    });
+  }
   onProgress?.(1);
   return {
     tracks: {
@@ -208,6 +223,11 @@ export function trackClip(
     ballTrack,
     thresholds,
     offPitchTracksDropped,
+    carry: {
+      tracker: tracker.snapshot(),
+      thresholds,
+      matchFrames: (carried?.matchFrames ?? 0) + detections.frames.length,
+    },
   };
 }
 
@@ -243,6 +263,7 @@ function withoutExtras(options: TrackOptions): ByteTrackOptions {
     pitchRegion: _p,
     ball: _b,
     appearance: _a,
+    segment: _s,
     ...rest
   } = options;
   return rest;

@@ -44,6 +44,18 @@ export const TracksFileSchema = z.object({
   tracker: z.object({ name: z.string(), options: z.record(z.string(), z.unknown()) }),
   frameCount: z.number().int().nonnegative(),
   tracks: z.array(TrackSchema),
+  /**
+   * Present when the file is one segment of a match (issue #18): `frame`/`tMs` are the segment's
+   * own (its video's); its frame 0 is match frame `firstMatchFrame`, at match time `startS`.
+   * Ids are the match's (the same person keeps an id across segments).
+   */
+  segment: z
+    .object({
+      index: z.number().int().nonnegative(),
+      startS: z.number().nonnegative(),
+      firstMatchFrame: z.number().int().nonnegative(),
+    })
+    .optional(),
 });
 export type TracksFile = z.output<typeof TracksFileSchema>;
 

@@ -49,6 +49,22 @@ export interface CameraPathOptions {
   maxZoomSpeedShare?: number;
   /** How fast the camera closes the gap to its target (1/s). @defaultValue 2 */
   responsiveness?: number;
+  /**
+   * A segment of a match (issue #18): the state the previous segment's path ended in
+   * (`CameraPath.carry`; null or absent for the first segment or a whole clip). The camera then
+   * starts where and as fast as it was (no jump, no jolt at the boundary), frames before the first
+   * observation hold the carried target, and the look-ahead average reaches back over the carried
+   * targets; it never reaches past the segment's end (bounded look-ahead: the next segment is not there yet).
+   */
+  carry?: CameraPathCarry | null;
+}
+
+/** What a camera path carries into the next segment of a match (kind `vcam-carry`). */
+export interface CameraPathCarry {
+  /** The camera's last window (source px) and pan velocity (source px per second). */
+  camera: { cx: number; cy: number; width: number; vx: number; vy: number };
+  /** The last targets before smoothing (source px), oldest first: the look-behind of the next segment's average. */
+  recentTargets: { cx: number; cy: number; width: number; height: number }[];
 }
 
 /** A camera path: one crop window per analysed frame. */
@@ -61,6 +77,8 @@ export interface CameraPath {
   follow: { ballFrames: number; playerFrames: number; heldFrames: number; firstObservedFrame: number | null };
   /** People detections on the pitch / all people detections (foot point in the pitch region). */
   people: { onPitch: number; total: number; pitchSource: PitchRegion['source'] };
+  /** The state to hand to the path of the match's next segment (`CameraPathOptions.carry`); always set by `planCameraPath`. */
+  carry?: CameraPathCarry;
 }
 
 const PEOPLE = new Set(['player', 'goalkeeper']);
@@ -185,24 +203,30 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
     raw.push({ cx, cy, width, height });
   }
   const firstObserved = raw.findIndex((w) => w !== null);
-  const filled: CropWindow[] = [];
+  const carried = o.carry ?? null;
+  const behind = carried?.recentTargets ?? [];
+  const own: CropWindow[] = [];
   let last: CropWindow =
-    firstObserved >= 0
+    behind.at(-1) ??
+    (firstObserved >= 0
       ? (raw[firstObserved] as CropWindow)
-      : { cx: W / 2, cy: H / 2, width: maxWidth, height: maxWidth / o.aspectRatio };
+      : { cx: W / 2, cy: H / 2, width: maxWidth, height: maxWidth / o.aspectRatio });
   for (let f = 0; f < n; f++) {
     last = raw[f] ?? last;
-    filled.push(last);
+    own.push(last);
   }
+  // The carried targets first (look-behind across the segment boundary), then this segment's.
+  const filled = [...behind, ...own];
+  const lead = behind.length;
 
-  // Centred moving average (look-ahead).
+  // Centred moving average (look-ahead, bounded by the end of what is known).
   const half = Math.max(0, Math.round((o.targetSmoothingSeconds * fps) / 2));
-  const targets = filled.map((_, f) => {
+  const targets = own.map((_, f) => {
     let cx = 0;
     let cy = 0;
     let width = 0;
     let count = 0;
-    for (let k = Math.max(0, f - half); k <= Math.min(n - 1, f + half); k++) {
+    for (let k = Math.max(0, lead + f - half); k <= Math.min(lead + n - 1, lead + f + half); k++) {
       cx += filled[k]!.cx;
       cy += filled[k]!.cy;
       width += filled[k]!.width;
@@ -217,9 +241,13 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
   const maxAccel = o.maxPanAccelerationShare * W;
   const maxZoom = o.maxZoomSpeedShare * W;
   const windows: CropWindow[] = [];
-  let cam = targets[0] ? { ...targets[0] } : { cx: W / 2, cy: H / 2, width: maxWidth };
-  let vx = 0;
-  let vy = 0;
+  let cam = carried
+    ? { cx: carried.camera.cx, cy: carried.camera.cy, width: carried.camera.width }
+    : targets[0]
+      ? { ...targets[0] }
+      : { cx: W / 2, cy: H / 2, width: maxWidth };
+  let vx = carried?.camera.vx ?? 0;
+  let vy = carried?.camera.vy ?? 0;
   // Feed-forward: the camera matches the target's own velocity (central difference of the smoothed
   // targets, offline) and closes the remaining gap beyond the dead zone, so a steadily moving
   // play (or ball) is not trailed by speed / responsiveness.
@@ -264,6 +292,10 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
       firstObservedFrame: firstObserved >= 0 ? firstObserved : null,
     },
     people: { onPitch, total, pitchSource: pitch.source },
+    carry: {
+      camera: { ...cam, vx, vy },
+      recentTargets: filled.slice(Math.max(0, filled.length - half)),
+    },
   };
 }
 

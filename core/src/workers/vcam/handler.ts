@@ -14,13 +14,15 @@ import {
 } from '../detect/stage-io.ts';
 import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
+import { readCarry, writeCarry } from '../segment/carry.ts';
 import { readTracksFile } from '../track/tracks-format.ts';
 import { ballFromTracks, readBallTrack } from './ball-positions.ts';
 import { planCameraPath } from './camera-path.ts';
 import { pitchRegionFromImage } from './grass-region.ts';
 import { chooseVcamSizing } from './output-size.ts';
+import { cameraPathCarrySchema, type VcamCarry } from './path-carry.ts';
 import { measureCameraPath } from './path-quality.ts';
-import { NO_PITCH_REGION, type PitchRegion, pitchRegionFromCalibration } from './pitch-region.ts';
+import { NO_PITCH_REGION, type PitchRegion, pitchRegionFromCalibration, pointInPolygon } from './pitch-region.ts';
 import { renderTracksOverlay } from './render-overlay.ts';
 import { renderVirtualCamera } from './render-vcam.ts';
 
@@ -59,7 +61,13 @@ export const vcamEnvSchema = z.object({
  * (kind `vcam`), `overlay.mp4` (kind `vcam-overlay`) and stores the path
  * with its sizing and quality figures as `camera-path.json` (kind `vcam-path`).
  *
- * @throws PolyvisionError `calibration_invalid` for a venue.json that does not validate; the render errors.
+ * A segment of a match job (`task.segment`, issue #18) plans its path from the `vcam-carry` of
+ * the previous segment (camera window, velocity, recent targets: no jump at the boundary; the grass
+ * pitch outline found on the first segment, reused), renders
+ * only its own video under `…/segment-00000k/`, and adds its own `vcam-carry` to the outputs.
+ *
+ * @throws PolyvisionError `calibration_invalid` for a venue.json that does not validate; the render
+ *   errors; `carry_missing` / `carry_invalid` (not retriable).
  */
 export function createStageHandler(context: StageHandlerContext, overrides: { io?: ArtifactIo } = {}): StageHandler {
   const env = loadConfig(vcamEnvSchema, context.env);
@@ -102,7 +110,12 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             );
           }
         }
-        if (pitch.source === 'none' && env.VCAM_PITCH_FROM_IMAGE) {
+        const carry = await readCarry(task, cameraPathCarrySchema, io, dir, signal);
+        if (pitch.source === 'none' && env.VCAM_PITCH_FROM_IMAGE && carry?.grassOutline) {
+          // A later segment of a match keeps the pitch its first segment found (no decode, no drift).
+          const outline = carry.grassOutline;
+          pitch = { source: 'grass', outline, contains: (x, y) => pointInPolygon(outline, x, y) };
+        } else if (pitch.source === 'none' && env.VCAM_PITCH_FROM_IMAGE) {
           pitch =
             (await pitchRegionFromImage({
               inputPath,
@@ -137,6 +150,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
           maxUpscale: env.VCAM_MAX_UPSCALE,
         });
         const path = planCameraPath(tracks, {
+          carry,
           aspectRatio: sizing.outputWidth / sizing.outputHeight,
           minCropWidthPx: sizing.minCropWidthPx,
           ball,
@@ -221,6 +235,17 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             ),
           );
         }
+        const carryRef = await writeCarry(
+          task,
+          {
+            ...path.carry!,
+            grassOutline: pitch.source === 'grass' ? pitch.outline.map(([x, y]) => [x, y] as [number, number]) : null,
+          } satisfies VcamCarry,
+          io,
+          dir,
+          signal,
+        );
+        if (carryRef) outputs.push(carryRef);
         reportProgress(1);
         return {
           outputs,

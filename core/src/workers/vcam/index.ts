@@ -12,6 +12,7 @@ export * from './crop-commands.ts';
 export * from './grass-region.ts';
 export * from './output-size.ts';
 export * from './overlay-ass.ts';
+export * from './path-carry.ts';
 export * from './path-quality.ts';
 export * from './pitch-region.ts';
 export * from './render-overlay.ts';

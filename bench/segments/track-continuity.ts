@@ -1,0 +1,163 @@
+/**
+ * Track continuity across segment boundaries (issue #18): the synthetic match clip as `pnpm demo`
+ * makes it (seed 7, 20 s, 2880×392 panorama at 25 fps, venue calibration), detected once at the
+ * demo's analysis rate (10 fps, default model, `auto` tiling; cached beside the clip), split into
+ * segments of `--segment-s` seconds (each renumbered from frame 0 / t = 0, as a segment's own detect
+ * run writes it) and tracked by the track stage's code (`trackClip`, model-card thresholds, the
+ * venue's pitch):
+ * - **carry**: segment by segment, each continuing from the previous one's `track-carry`
+ *   (ByteTracker state), merged with `mergeSegmentTracks`;
+ * - **no carry** (the baseline: every segment its own job, as ingest does today): a fresh tracker
+ *   per segment, ids made disjoint per segment;
+ * - **whole clip**: one run, no segments (the tracker's own switches at the same frames).
+ * Id switches at the boundaries are counted against the ground truth (`boundary-switches.ts`).
+ * Also prints the detector's CPU seconds per second of video (process + ffmpeg children).
+ *
+ *   node bench/segments/track-continuity.ts [--seed 7] [--duration 20] [--fps 10] [--segment-s 2,5,10]
+ *
+ * Writes bench/results/segments-track-continuity.json.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_MODEL_PATH } from '../../core/src/workers/detect/handler.ts';
+import { Detector, readDetectionsFile, runDetect } from '../../core/src/workers/detect/index.ts';
+import {
+  mergeSegmentTracks,
+  modelCardThresholds,
+  pitchRegionOf,
+  type TrackCarry,
+  type TrackOptions,
+  type TracksFile,
+  trackClip,
+} from '../../core/src/workers/track/index.ts';
+import { syntheticClip } from '../workers/synthetic-clip.ts';
+import { boundarySwitches } from './boundary-switches.ts';
+import { cpuSeconds } from './cpu-time.ts';
+import { splitDetections } from './split-detections.ts';
+
+const { values } = parseArgs({
+  options: {
+    seed: { type: 'string', default: '7' },
+    duration: { type: 'string', default: '20' },
+    fps: { type: 'string', default: '10' },
+    'segment-s': { type: 'string', default: '2,5,10' },
+  },
+});
+
+const loadBefore = loadavg();
+const clip = await syntheticClip(Number(values.seed), Number(values.duration));
+const fps = Number(values.fps);
+const detectionsPath = join(clip.dir, `detections-${fps}fps-auto.jsonl`);
+let detect: { cpuSeconds: number; wallSeconds: number; frames: number } | null = null;
+if (!existsSync(detectionsPath)) {
+  const detector = await Detector.open({
+    model: { path: DEFAULT_MODEL_PATH },
+    modelVersion: 'bench',
+    classMap: { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' },
+    tiling: { columns: 'auto' },
+  });
+  const cpu0 = cpuSeconds();
+  const wall0 = performance.now();
+  try {
+    const summary = await runDetect({
+      inputPath: clip.panoramaPath,
+      outputPath: detectionsPath,
+      detector,
+      analysisFps: fps,
+    });
+    detect = {
+      cpuSeconds: cpuSeconds() - cpu0,
+      wallSeconds: (performance.now() - wall0) / 1000,
+      frames: summary.frames,
+    };
+  } finally {
+    await detector.close();
+  }
+}
+const detections = await readDetectionsFile(detectionsPath);
+const card = await modelCardThresholds(DEFAULT_MODEL_PATH, detections.header.model.sha256);
+const options: TrackOptions = {
+  lostTrackBufferAt30Fps: 30,
+  interpolateGapFrames: 20,
+  pitchRegion: pitchRegionOf(clip.venue, clip.width, clip.height) ?? undefined,
+  ...(card ? { modelCardThresholds: { high: card.high, low: card.low } } : {}),
+  ...(card?.ball !== undefined ? { ball: { minScore: card.ball } } : {}),
+};
+const times = detections.frames.map((f) => f.tMs);
+
+function merged(segs: ReturnType<typeof splitDetections>, carry: boolean): { tracks: TracksFile; ms: number } {
+  const started = performance.now();
+  const files: TracksFile[] = [];
+  let state: TrackCarry | null = null;
+  let firstMatchFrame = 0;
+  for (const s of segs) {
+    const out = trackClip(s.detections, { ...options, segment: { carry: carry ? state : null } });
+    state = out.carry;
+    const file = out.tracks;
+    if (!carry) {
+      // Separate jobs: ids from 1 in every segment; made disjoint so no id is shared by chance.
+      for (const t of file.tracks) t.id = t.class === 'ball' ? t.id : t.id + s.index * 100_000;
+    }
+    file.segment = { index: s.index, startS: s.startS, firstMatchFrame };
+    firstMatchFrame += s.detections.frames.length;
+    files.push(file);
+  }
+  return { tracks: mergeSegmentTracks(files), ms: performance.now() - started };
+}
+
+const runs = [];
+for (const segmentS of values['segment-s']!.split(',').map(Number)) {
+  const segs = splitDetections(detections, segmentS);
+  const boundaries: number[] = [];
+  let frame = 0;
+  for (const s of segs.slice(0, -1)) {
+    frame += s.detections.frames.length;
+    boundaries.push(frame);
+  }
+  const withCarry = merged(segs, true);
+  const without = merged(segs, false);
+  const wholeStarted = performance.now();
+  const whole = trackClip(detections, options).tracks;
+  const wholeMs = performance.now() - wholeStarted;
+  const count = (tracks: TracksFile) => boundarySwitches(tracks, clip.truth, boundaries, times, clip.fps);
+  const people = (tracks: TracksFile) => tracks.tracks.filter((t) => t.class !== 'ball').length;
+  const run = {
+    segmentS,
+    segments: segs.length,
+    boundaries: boundaries.length,
+    carry: { ...count(withCarry.tracks), people: people(withCarry.tracks), trackMs: Math.round(withCarry.ms) },
+    noCarry: { ...count(without.tracks), people: people(without.tracks), trackMs: Math.round(without.ms) },
+    wholeClip: { ...count(whole), people: people(whole), trackMs: Math.round(wholeMs) },
+  };
+  console.log(JSON.stringify(run));
+  runs.push(run);
+}
+const result = {
+  name: 'segments-track-continuity',
+  command: `node bench/segments/track-continuity.ts --seed ${values.seed} --duration ${values.duration} --fps ${fps} --segment-s ${values['segment-s']}`,
+  host: { cpus: cpus().length, model: cpus()[0]?.model, loadAverage1m: { before: loadBefore[0], after: loadavg()[0] } },
+  clip: {
+    seed: Number(values.seed),
+    durationS: Number(values.duration),
+    width: clip.width,
+    height: clip.height,
+    sourceFps: clip.fps,
+  },
+  analysisFps: fps,
+  detections: {
+    frames: detections.frames.length,
+    model: detections.header.model.version,
+    tiles: detections.header.model.tiles,
+  },
+  detect: detect
+    ? { ...detect, cpuSecondsPerVideoSecond: detect.cpuSeconds / Number(values.duration) }
+    : { cached: detectionsPath },
+  truthPeople: clip.truth.tracks.filter((t) => t.class !== 'ball').length,
+  runs,
+};
+await mkdir('bench/results', { recursive: true });
+await writeFile('bench/results/segments-track-continuity.json', `${JSON.stringify(result, null, 2)}\n`);
+console.log(JSON.stringify({ detect: result.detect, loadAverage1m: result.host.loadAverage1m }));

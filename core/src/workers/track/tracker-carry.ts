@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+const finite = z.number().finite();
+
+/** Validates a `ByteTrackerSnapshot` read back from a carry artifact. */
+export const byteTrackerSnapshotSchema = z.object({
+  frame: z.number().int().nonnegative(),
+  nextId: z.number().int().positive(),
+  tracks: z.array(
+    z.object({
+      id: z.number().int().nonnegative(),
+      mean: z.array(finite).length(8),
+      covariance: z.array(z.array(finite).length(8)).length(8),
+      state: z.enum(['tracked', 'lost']),
+      confirmed: z.boolean(),
+      score: finite,
+      lastFrame: z.number().int().nonnegative(),
+      detectionBox: z.tuple([finite, finite, finite, finite]),
+      feature: z.array(finite).nullable(),
+    }),
+  ),
+});
+
+/**
+ * What the track stage carries from segment k to k+1 of a match (kind `track-carry`):
+ * the people tracker's state (ids, lost tracks, Kalman state), the score thresholds chosen on the
+ * first segment (so every segment tracks with the same ones), and the ids seen so far.
+ */
+export const trackCarrySchema = z.object({
+  tracker: byteTrackerSnapshotSchema,
+  thresholds: z.object({
+    high: finite,
+    low: finite,
+    source: z.enum(['options', 'model-card', 'calibration', 'default']),
+    samples: z.number().int().nonnegative(),
+  }),
+  /** Analysed frames of the match so far (the next segment's first frame is this match frame). */
+  matchFrames: z.number().int().nonnegative(),
+});
+export type TrackCarry = z.output<typeof trackCarrySchema>;

@@ -1,0 +1,82 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ArtifactRef } from '@polyvision/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStageHandler } from '../../../src/workers/analyze/handler.ts';
+import type { MatchAnalyticsSummary } from '../../../src/workers/analyze/index.ts';
+import { LocalArtifactIo } from '../../../src/workers/detect/index.ts';
+import { makeClip } from '../support/media.ts';
+import { movingTrack, tracksFile } from '../support/tracks.ts';
+import { runStage, segmentOf, segmentTask, storeFile } from './support.ts';
+
+const SEGMENTS = 3;
+const SEGMENT_S = 2;
+const FPS = 10;
+const FRAMES = SEGMENT_S * FPS;
+
+let root: string;
+let store: string;
+let io: LocalArtifactIo;
+const videos: ArtifactRef[] = [];
+const tracks: ArtifactRef[] = [];
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'pv-segment-analyze-'));
+  store = join(root, 'store');
+  io = new LocalArtifactIo(store);
+  const clip = await makeClip(join(root, 'panorama.mp4'), 'testsrc2=size=320x180:rate=10', SEGMENT_S);
+  for (let i = 0; i < SEGMENTS; i++) {
+    const key = `org-1/match-1/segment-00000${i}/panorama.mp4`;
+    videos.push(await storeFile(store, key, await readFile(clip), 'panorama'));
+    // Two players in every segment (ids carried by the track stage), a third only in the last one.
+    const list = [1, 2, ...(i === SEGMENTS - 1 ? [3] : [])].map((id) =>
+      movingTrack(id, 'player', FRAMES, (f) => [40 + id * 60 + f, 90], [10, 30]),
+    );
+    const file = {
+      ...tracksFile(list, FRAMES, FPS, 320, 180),
+      segment: { index: i, startS: i * SEGMENT_S, firstMatchFrame: i * FRAMES },
+    };
+    tracks.push(
+      await storeFile(
+        store,
+        `org-1/match-1/track/default/segment-00000${i}/tracks.json`,
+        JSON.stringify(file),
+        'tracks',
+      ),
+    );
+  }
+});
+afterAll(async () => {
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe('analyze accumulates over a match segment by segment', () => {
+  it('writes the match analytics so far at every segment, final after the last', async () => {
+    const handler = createStageHandler({ env: { WORKER_WORK_DIR: join(root, 'work') } } as never, { io });
+    let carry: ArtifactRef | undefined;
+    const summaries: MatchAnalyticsSummary[] = [];
+    for (let i = 0; i < SEGMENTS; i++) {
+      const inputs = [tracks[i]!, videos[i]!, ...(carry ? [carry] : [])];
+      const result = await runStage(handler, segmentTask('analyze', inputs, segmentOf(i, SEGMENTS, SEGMENT_S)));
+      carry = result.outputs.find((o) => o.kind === 'analyze-carry');
+      expect(carry?.object_key).toBe(`org-1/match-1/analyze/default/segment-00000${i}/analyze-carry.json`);
+      expect(result.outputs.find((o) => o.kind === 'analytics')?.object_key).toBe(
+        `org-1/match-1/analyze/default/segment-00000${i}/summary.json`,
+      );
+      const match = result.outputs.find((o) => o.kind === 'match-analytics')!;
+      expect(match.object_key).toBe('org-1/match-1/analyze/default/match/summary.json');
+      summaries.push(JSON.parse(await readFile(join(store, match.object_key), 'utf8')));
+      expect(result.outputs.some((o) => o.kind === 'match-heatmap')).toBe(true);
+    }
+    expect(summaries.map((s) => s.final)).toEqual([false, false, true]);
+    expect(summaries.map((s) => s.segments)).toEqual([1, 2, 3]);
+    const last = summaries.at(-1)!;
+    expect(last.durationSeconds).toBeCloseTo(SEGMENTS * SEGMENT_S, 1);
+    const frames = new Map(last.players.map((p) => [p.trackId, p.frames]));
+    expect(frames.get(1)).toBe(SEGMENTS * FRAMES);
+    expect(frames.get(2)).toBe(SEGMENTS * FRAMES);
+    expect(frames.get(3)).toBe(FRAMES);
+    expect(last.heatmaps.all).toBe('heatmaps/all.png');
+  });
+});

@@ -1,0 +1,104 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { ArtifactRef } from '@polyvision/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalArtifactIo } from '../../../src/workers/detect/index.ts';
+import { createStageHandler } from '../../../src/workers/encode/handler.ts';
+import { parseMediaPlaylist } from '../../../src/workers/encode/index.ts';
+import { makeClip } from '../support/media.ts';
+import { runStage, segmentOf, segmentTask, storeFile } from './support.ts';
+
+const SEGMENTS = 3;
+const SEGMENT_S = 2;
+const MATCH = 'org-1/match-1/encode/default/match/hls';
+
+let root: string;
+let store: string;
+let io: LocalArtifactIo;
+const clips: ArtifactRef[] = [];
+const playlists: string[] = [];
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'pv-segment-hls-'));
+  store = join(root, 'store');
+  io = new LocalArtifactIo(store);
+  for (let i = 0; i < SEGMENTS; i++) {
+    const path = await makeClip(join(root, `vcam-${i}.mp4`), 'testsrc2=size=320x180:rate=25', SEGMENT_S);
+    clips.push(
+      await storeFile(store, `org-1/match-1/vcam/default/segment-00000${i}/vcam.mp4`, await readFile(path), 'vcam'),
+    );
+  }
+});
+afterAll(async () => {
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe('encode appends each segment to the match HLS', () => {
+  it('is an EVENT playlist while the match goes on and ends with #EXT-X-ENDLIST after the final segment', async () => {
+    const handler = createStageHandler(
+      { env: { ENCODE_SEGMENT_SECONDS: '1', WORKER_WORK_DIR: join(root, 'work') } } as never,
+      { io },
+    );
+    let carry: ArtifactRef | undefined;
+    for (let i = 0; i < SEGMENTS; i++) {
+      const inputs = carry ? [clips[i]!, carry] : [clips[i]!];
+      const result = await runStage(handler, segmentTask('encode', inputs, segmentOf(i, SEGMENTS, SEGMENT_S)));
+      carry = result.outputs.find((o) => o.kind === 'encode-carry');
+      expect(carry?.object_key).toBe(`org-1/match-1/encode/default/segment-00000${i}/encode-carry.json`);
+      expect(result.outputs.find((o) => o.kind === 'hls')?.object_key).toBe(`${MATCH}/master.m3u8`);
+      const media = result.outputs.find((o) => o.kind === 'hls-playlist')!;
+      expect(media.object_key).toBe(`${MATCH}/180p/index.m3u8`);
+      playlists.push(await readFile(join(store, media.object_key), 'utf8'));
+    }
+    for (const [i, text] of playlists.entries()) {
+      expect(text).toContain('#EXT-X-PLAYLIST-TYPE:EVENT');
+      expect(text.includes('#EXT-X-ENDLIST')).toBe(i === SEGMENTS - 1);
+      // Only appended to: each playlist starts with the previous one's segments.
+      if (i > 0) {
+        const before = parseMediaPlaylist(playlists[i - 1]!);
+        expect(parseMediaPlaylist(text).slice(0, before.length)).toEqual(before);
+        expect(parseMediaPlaylist(text).length).toBeGreaterThan(before.length);
+      }
+    }
+    // Every URI of the final playlist is a stored segment file of its own match segment.
+    const entries = parseMediaPlaylist(playlists.at(-1)!);
+    for (const e of entries) {
+      const path = resolve(join(store, `${MATCH}/180p`), e.uri);
+      expect((await stat(path)).size).toBeGreaterThan(0);
+      expect(path).toMatch(/encode\/default\/segment-00000\d\/hls\/180p\/segment_\d+\.ts$/);
+    }
+    const total = entries.reduce((s, e) => s + e.durationS, 0);
+    expect(total).toBeCloseTo(SEGMENTS * SEGMENT_S, 0);
+  });
+
+  it('plays through as one presentation on the match clock', async () => {
+    const { stdout } = await promisify(execFile)('ffprobe', [
+      '-v',
+      'error',
+      '-show_entries',
+      'format=duration,start_time',
+      '-of',
+      'json',
+      join(store, MATCH, 'master.m3u8'),
+    ]);
+    const format = JSON.parse(stdout).format;
+    expect(Number(format.duration)).toBeGreaterThan(SEGMENTS * SEGMENT_S - 0.5);
+    expect(Number(format.duration)).toBeLessThan(SEGMENTS * SEGMENT_S + 0.5);
+    // The last segment's pieces carry match-clock timestamps (start_s = 4 s), not its own 0.
+    const last = parseMediaPlaylist(playlists.at(-1)!).at(-1)!;
+    const { stdout: probe } = await promisify(execFile)('ffprobe', [
+      '-v',
+      'error',
+      '-show_entries',
+      'format=start_time',
+      '-of',
+      'json',
+      resolve(join(store, `${MATCH}/180p`), last.uri),
+    ]);
+    expect(Number(JSON.parse(probe).format.start_time)).toBeGreaterThan((SEGMENTS - 1) * SEGMENT_S - 0.1);
+    expect(dirname(last.uri)).toBe('../../../segment-000002/hls/180p');
+  });
+});

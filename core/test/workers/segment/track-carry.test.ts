@@ -1,0 +1,178 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ArtifactRef } from '@polyvision/shared';
+import { PolyvisionError } from '@polyvision/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DetectionsFile } from '../../../src/workers/detect/index.ts';
+import { LocalArtifactIo } from '../../../src/workers/detect/index.ts';
+import { createStageHandler } from '../../../src/workers/track/handler.ts';
+import { mergeSegmentTracks, readTracksFile, type TracksFile } from '../../../src/workers/track/index.ts';
+import { detectionsText, runStage, segmentOf, segmentTask, snapshotStore, storeFile } from './support.ts';
+
+const FPS = 10;
+const SEGMENT_S = 2;
+const SEGMENTS = 3;
+const PLAYERS = 6;
+const W = 1280;
+const H = 360;
+
+/**
+ * Six players crossing the frame at different speeds, frames numbered from 0 in each segment; the
+ * order of the boxes rotates per segment, so a fresh tracker would number them differently.
+ */
+function segmentDetections(index: number): DetectionsFile {
+  const perSegment = FPS * SEGMENT_S;
+  return {
+    header: {
+      format: 'polyvision.detections',
+      version: 1,
+      source: { width: W, height: H, fps: 25, frameCount: SEGMENT_S * 25, durationMs: SEGMENT_S * 1000 },
+      analysisFps: FPS,
+      model: {
+        version: 'test',
+        sha256: 'test',
+        layout: 'yolov8',
+        inputWidth: 640,
+        inputHeight: 640,
+        executionProvider: 'cpu',
+        tiles: 1,
+      },
+      classes: ['player', 'ball'],
+    },
+    frames: Array.from({ length: perSegment }, (_, k) => {
+      const matchFrame = index * perSegment + k;
+      return {
+        frame: k,
+        tMs: (k * 1000) / FPS,
+        detections: Array.from({ length: PLAYERS }, (_, q) => {
+          const p = (q + index * 2) % PLAYERS;
+          const x = 100 + p * 180 + matchFrame * (2 + p);
+          const y = 80 + (p % 3) * 90;
+          return {
+            class: 'player' as const,
+            score: 0.9,
+            box: [x - 10, y - 25, x + 10, y + 25] as [number, number, number, number],
+          };
+        }),
+      };
+    }),
+  };
+}
+
+/** Largest distance (px) between an id's last box in `before` and its first box in `after`. */
+function maxBoundaryJumpPx(before: TracksFile, after: TracksFile): number {
+  let worst = 0;
+  for (const t of after.tracks) {
+    const last = before.tracks.find((b) => b.id === t.id)?.frames.at(-1);
+    if (!last) continue;
+    const first = t.frames[0]!;
+    worst = Math.max(worst, Math.hypot(first.box[0] - last.box[0], first.box[1] - last.box[1]));
+  }
+  return worst;
+}
+
+let root: string;
+let io: LocalArtifactIo;
+const handler = () =>
+  createStageHandler(
+    { env: { TRACK_HIGH_SCORE: '0.5', TRACK_LOW_SCORE: '0.1', WORKER_WORK_DIR: join(root, 'work') } } as never,
+    { io },
+  );
+const detections: ArtifactRef[] = [];
+const carries: ArtifactRef[] = [];
+const tracks: TracksFile[] = [];
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'pv-segment-track-'));
+  io = new LocalArtifactIo(join(root, 'store'));
+  for (let i = 0; i < SEGMENTS; i++) {
+    detections.push(
+      await storeFile(
+        join(root, 'store'),
+        `org-1/match-1/detect/default/segment-00000${i}/detections.jsonl`,
+        detectionsText(segmentDetections(i)),
+        'detections',
+      ),
+    );
+  }
+});
+afterAll(async () => {
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe('track over a match segment by segment', () => {
+  it('keeps every id across the boundaries with the carried tracker state', async () => {
+    for (let i = 0; i < SEGMENTS; i++) {
+      const inputs = i === 0 ? [detections[i]!] : [detections[i]!, carries[i - 1]!];
+      const result = await runStage(handler(), segmentTask('track', inputs, segmentOf(i, SEGMENTS, SEGMENT_S)));
+      const ref = result.outputs.find((o) => o.kind === 'tracks')!;
+      expect(ref.object_key).toBe(`org-1/match-1/track/default/segment-00000${i}/tracks.json`);
+      carries.push(result.outputs.find((o) => o.kind === 'track-carry')!);
+      expect(carries[i]!.object_key).toBe(`org-1/match-1/track/default/segment-00000${i}/track-carry.json`);
+      tracks.push(await readTracksFile(join(root, 'store', ref.object_key)));
+    }
+    const ids = (t: TracksFile) => t.tracks.filter((x) => x.class !== 'ball').map((x) => x.id);
+    expect(ids(tracks[0]!)).toHaveLength(PLAYERS);
+    expect(ids(tracks[1]!)).toEqual(ids(tracks[0]!));
+    expect(ids(tracks[2]!)).toEqual(ids(tracks[0]!));
+    // The same id is the same player: its box continues across each boundary.
+    for (let i = 1; i < SEGMENTS; i++) expect(maxBoundaryJumpPx(tracks[i - 1]!, tracks[i]!)).toBeLessThan(30);
+    expect(tracks[1]!.segment).toEqual({ index: 1, startS: SEGMENT_S, firstMatchFrame: FPS * SEGMENT_S });
+
+    const match = mergeSegmentTracks([tracks[2]!, tracks[0]!, tracks[1]!]);
+    expect(match.frameCount).toBe(FPS * SEGMENT_S * SEGMENTS);
+    for (const t of match.tracks) {
+      expect(t.frames.map((f) => f.frame)).toEqual(Array.from({ length: match.frameCount }, (_, k) => k));
+      expect(t.frames.at(-1)!.tMs).toBe(((match.frameCount - 1) * 1000) / FPS);
+    }
+  });
+
+  it('without the carry (a fresh tracker per segment) the same id jumps to another player', async () => {
+    // Another model version, so that its keys do not replace the match's segment 0.
+    const fresh = await runStage(handler(), {
+      ...segmentTask('track', [detections[1]!], segmentOf(0, 1, SEGMENT_S)),
+      model_version: 'fresh',
+    });
+    const alone = await readTracksFile(join(root, 'store', fresh.outputs.find((o) => o.kind === 'tracks')!.object_key));
+    expect(maxBoundaryJumpPx(tracks[0]!, alone)).toBeGreaterThan(100);
+  });
+
+  it('fails with carry_missing (not retriable) when a later segment has no carry', async () => {
+    const error = await runStage(
+      handler(),
+      segmentTask('track', [detections[1]!], segmentOf(1, SEGMENTS, SEGMENT_S)),
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PolyvisionError);
+    expect((error as PolyvisionError).code).toBe('carry_missing');
+    expect((error as PolyvisionError).retriable).toBe(false);
+  });
+
+  it('fails with carry_invalid for the carry of another segment', async () => {
+    const error = await runStage(
+      handler(),
+      segmentTask('track', [detections[2]!, carries[0]!], segmentOf(2, SEGMENTS, SEGMENT_S)),
+    ).catch((e: unknown) => e);
+    expect((error as PolyvisionError).code).toBe('carry_invalid');
+    expect((error as PolyvisionError).retriable).toBe(false);
+  });
+
+  it('re-running a segment rewrites only its own keys, with the same content', async () => {
+    const before = await snapshotStore(join(root, 'store'));
+    const result = await runStage(
+      handler(),
+      segmentTask('track', [detections[1]!, carries[0]!], segmentOf(1, SEGMENTS, SEGMENT_S)),
+    );
+    const after = await snapshotStore(join(root, 'store'));
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    const own = 'org-1/match-1/track/default/segment-000001/';
+    for (const [key, b] of before) {
+      const a = after.get(key)!;
+      expect(a.sha256, key).toBe(b.sha256);
+      if (!key.startsWith(own)) expect(a.mtimeMs, key).toBe(b.mtimeMs);
+    }
+    expect(result.outputs.every((o) => o.object_key.startsWith(own))).toBe(true);
+    const carry = JSON.parse(await readFile(join(root, 'store', `${own}track-carry.json`), 'utf8'));
+    expect(carry.segment_index).toBe(1);
+  });
+});
