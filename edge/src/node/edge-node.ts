@@ -193,7 +193,16 @@ export class EdgeNode {
     if (this.#closed || (this.#recording?.matchId ?? null) === matchId) return this.#switching;
     this.#switching = this.#switching.then(async () => {
       if (this.#closed || (this.#recording?.matchId ?? null) === matchId) return;
+      const ended = this.#recording;
       await this.#stopRecording();
+      // The recording window closed (not a shutdown): the end marker tells the core the match is over.
+      await ended?.recorder.spoolEndMarker().catch((error: unknown) => {
+        this.alarms.raise(
+          'end_marker_failed',
+          ended.matchId,
+          `spooling the end marker of ${ended.matchId} failed (the core closes the match after its idle grace): ${(error as Error).message}`,
+        );
+      });
       if (matchId) this.#startRecording(matchId);
     });
     return this.#switching;

@@ -72,6 +72,10 @@ export class JobStateMachine {
     if (command.type === 'job.submit') return this.#submit(tx, command, commandsPartition);
     if (command.type === 'match.segment') return this.#match.segment(tx, command, commandsPartition);
     const job = await lockJob(tx, command.job_id);
+    if (!job && command.type === 'match.end') {
+      // The marker overtook every segment upload, or the match recorded none: the idle grace covers a late segment.
+      return { outcome: 'rejected', reason: 'no segment of the match arrived yet' };
+    }
     if (!job) throw new PoisonMessageError('unknown_job', `${command.type} for unknown job ${command.job_id}`);
     if (job.kind === 'match') return this.#match.apply(tx, job, command);
     if (command.type === 'match.end') return { outcome: 'rejected', reason: 'not a match job' };
