@@ -414,7 +414,9 @@ export class MatchStateMachine {
     };
     effects.push({
       topic: this.#topics.tasks(row.stage),
-      key: jobKey(job.organization_id, job.match_id),
+      // Keyed by segment too: a match's segments spread over the task partitions, so every worker
+      // of a stage takes some (the orchestrator, not the partition, keeps the sequential stages in order).
+      key: `${jobKey(job.organization_id, job.match_id)}:${row.segment_index}`,
       payload: task as unknown as Record<string, unknown>,
       delayMs,
     });
