@@ -14,7 +14,7 @@
  *
  * `node bench/orchestrator/match-live.ts [--segments 30 --segment-s 2 --workers 2
  *   --sleeps detect=800,track=300,vcam=400,analyze=200,encode=300]`
- * Writes bench/results/orchestrator-match-live.json.
+ * Writes bench/results/orchestrator-match-live-<segment-s>s.json.
  */
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -156,6 +156,6 @@ const result = {
     max: Math.round(lag.max * 100) / 100,
   },
 };
-await writeResult('orchestrator-match-live', result);
+await writeResult(`orchestrator-match-live-${segmentS}s`, result);
 await world.close();
 process.exit(0);
