@@ -38,7 +38,8 @@ export interface MatchEndMarker {
   /** Slot of the last panorama segment, or null when none was recorded. */
   last_slot: number | null;
   panorama_segments: number;
-  segment_duration_s: number;
+  /** The edge's `segment_duration_s`; null when the match is one panorama of any length (the demo). */
+  segment_duration_s: number | null;
   /** ISO 8601. */
   ended_at: string;
 }
