@@ -24,6 +24,8 @@ import { retryOf } from './stage-retry.ts';
 
 const ACTIVE = new Set(['dispatched', 'running']);
 const TERMINAL_JOB = new Set(['completed', 'failed', 'cancelled']);
+/** Most segments a match may have (a day of 1-second segments): a slot further out is refused, not planned. */
+const MAX_SEGMENT_INDEX = 86_400;
 
 /**
  * The state machine of a match job (issue #18): one job per organization's
@@ -74,6 +76,9 @@ export class MatchStateMachine {
     const index = command.slot - Number(job.base_slot);
     if (index < 0) {
       return { outcome: 'rejected', reason: `slot ${command.slot} is before the match's first slot ${job.base_slot}` };
+    }
+    if (index > MAX_SEGMENT_INDEX) {
+      return { outcome: 'rejected', reason: `slot ${command.slot} is ${index} segments after the match's first` };
     }
     if (job.final_index !== null && index > job.final_index) {
       return { outcome: 'rejected', reason: `segment ${index} is after the match's last segment ${job.final_index}` };
