@@ -89,9 +89,11 @@ describe('edge node', () => {
       expect(received.map((r) => r.metadata.filename).sort()).toEqual(rows.map((r) => uploadFileName(r)).sort());
       for (const row of rows)
         expect(received.find((r) => r.metadata.filename === uploadFileName(row))?.sha256).toBe(row.sha256);
-      // The venue calibration the stitcher used went with the match, once, as the artifact venue.json.
-      const venues = received.filter((r) => r.metadata.kind === 'artifact');
-      expect(venues.map((r) => r.metadata.filename)).toEqual(['venue.json']);
+      // The venue calibration the stitcher used went with the match, once, as the artifact venue.json;
+      // the window's close sent the end marker naming the last panorama slot (issue #18).
+      const artifacts = received.filter((r) => r.metadata.kind === 'artifact').map((r) => r.metadata.filename);
+      const lastSlot = Math.max(...rows.filter((r) => r.kind === 'panorama').map((r) => r.seq));
+      expect(artifacts.sort()).toEqual([`match-end-${lastSlot}.json`, 'venue.json']);
       const status = (await (await fetch(`${api}/api/v1/status`, auth)).json()) as EdgeStatus;
       expect(status.upload.filesConfirmed).toBe(rows.length);
       expect(status.spool.backlog_count).toBe(0);

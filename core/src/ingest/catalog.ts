@@ -1,5 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { type ArtifactRef, JOB_TOPIC_PARTITIONS, type JobSubmit, jobKey, TOPICS } from '@polyvision/shared';
+import {
+  type ArtifactRef,
+  JOB_TOPIC_PARTITIONS,
+  type JobCommand,
+  type JobSubmit,
+  jobKey,
+  type MatchEnd,
+  type MatchSegment,
+  matchEndSlot,
+  matchJobId,
+  panoramaSegmentSlot,
+  TOPICS,
+} from '@polyvision/shared';
 import { partitionForKey } from '../bus/index.ts';
 import type { Database, Queryable } from '../db/index.ts';
 import { enqueueOutbox } from '../orchestrator/outbox/outbox-writer.ts';
@@ -52,7 +64,11 @@ export async function findVenueCalibration(
  * Records a finished upload, in ONE transaction:
  * 1. `uploads.status` `receiving` → `completed` (only the first caller wins);
  * 2. the `files` catalog row (file id, SE, size, sha256, organization, match, kind);
- * 3. for a `panorama`, a `job.submit` row in the orchestrator's transactional
+ * 3. for an edge-named panorama segment (`<match>__panorama__panorama__<slot>.mp4`),
+ *    a `match.segment` of the match's one job ({@link matchJobId}) with its
+ *    slot and `segmentDurationS`; for the edge's end marker (`match-end-<last slot>.json`,
+ *    an `artifact`), a `match.end` (reason `marker`); for any other
+ *    `panorama`, a whole-file `job.submit` row in the orchestrator's transactional
  *    outbox (table `outbox`, migration 0003) for `polyvision.jobs.commands`,
  *    key `${organization_id}:${match_id}`, partition by Kafka's murmur2.
  *    The relay of the replica that owns that commands partition publishes it.
@@ -68,7 +84,13 @@ export async function findVenueCalibration(
 export async function recordCompletedUpload(
   db: Database,
   row: UploadRow,
-  options: { location: string | null; jobCommandsTopic?: string; partitions?: number },
+  options: {
+    location: string | null;
+    jobCommandsTopic?: string;
+    partitions?: number;
+    /** Length of the edges' panorama segments (`INGEST_SEGMENT_DURATION_S`). @defaultValue 10 */
+    segmentDurationS?: number;
+  },
 ): Promise<boolean> {
   return db.transaction(async (tx) => {
     const updated = await tx.query(
@@ -93,33 +115,68 @@ export async function recordCompletedUpload(
         options.location,
       ],
     );
-    if (row.kind === 'panorama') {
+    const message = await commandFor(tx, row, options.segmentDurationS ?? 10);
+    if (message) {
       const key = jobKey(row.organization_id, row.match_id);
-      const calibration = await findVenueCalibration(tx, row.organization_id, row.match_id);
-      const message: JobSubmit = {
-        type: 'job.submit',
-        message_id: randomUUID(),
-        job_id: jobIdForUpload(row.upload_id),
-        organization_id: row.organization_id,
-        match_id: row.match_id,
-        created_at: new Date().toISOString(),
-        inputs: [
-          {
-            kind: 'panorama',
-            storage_id: row.storage_id,
-            object_key: row.file_id,
-            size_bytes: row.size_bytes,
-            sha256: row.sha256,
-          },
-          ...(calibration ? [calibration] : []),
-        ],
-        priority: 'normal',
-        requested_by: 'ingest',
-      };
       await enqueueOutbox(tx, partitionForKey(key, options.partitions ?? JOB_TOPIC_PARTITIONS), [
         { topic: options.jobCommandsTopic ?? TOPICS.jobCommands, key, payload: message },
       ]);
     }
     return true;
   });
+}
+
+/** The job command a completed upload causes, or null (see {@link recordCompletedUpload}). */
+async function commandFor(tx: Queryable, row: UploadRow, segmentDurationS: number): Promise<JobCommand | null> {
+  const envelope = {
+    message_id: randomUUID(),
+    organization_id: row.organization_id,
+    match_id: row.match_id,
+    created_at: new Date().toISOString(),
+  };
+  if (row.kind === 'artifact') {
+    const lastSlot = matchEndSlot(row.filename);
+    if (lastSlot === undefined) return null;
+    const end: MatchEnd = {
+      type: 'match.end',
+      ...envelope,
+      job_id: matchJobId(row.organization_id, row.match_id),
+      ...(lastSlot === null ? {} : { last_slot: lastSlot }),
+      reason: 'marker',
+      requested_by: 'ingest',
+    };
+    return end;
+  }
+  if (row.kind !== 'panorama') return null;
+  const panorama: ArtifactRef = {
+    kind: 'panorama',
+    storage_id: row.storage_id,
+    object_key: row.file_id,
+    size_bytes: row.size_bytes,
+    sha256: row.sha256,
+  };
+  const calibration = await findVenueCalibration(tx, row.organization_id, row.match_id);
+  const slot = panoramaSegmentSlot(row.filename, row.match_id);
+  if (slot !== null) {
+    const segment: MatchSegment = {
+      type: 'match.segment',
+      ...envelope,
+      job_id: matchJobId(row.organization_id, row.match_id),
+      slot,
+      duration_s: segmentDurationS,
+      input: panorama,
+      ...(calibration ? { match_inputs: [calibration] } : {}),
+      requested_by: 'ingest',
+    };
+    return segment;
+  }
+  const submit: JobSubmit = {
+    type: 'job.submit',
+    ...envelope,
+    job_id: jobIdForUpload(row.upload_id),
+    inputs: [panorama, ...(calibration ? [calibration] : [])],
+    priority: 'normal',
+    requested_by: 'ingest',
+  };
+  return submit;
 }

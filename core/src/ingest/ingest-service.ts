@@ -138,6 +138,7 @@ export async function startIngest(
       retryAfterMs: env.INGEST_RETRY_AFTER_SECONDS * 1000,
     }),
     jobCommandsTopic: topicNames(env.POLYVISION_TOPIC_PREFIX).commands,
+    segmentDurationS: env.INGEST_SEGMENT_DURATION_S,
     logger,
     ownerOf: (id) => owners.get(id),
     onPlacement: (attempts, placed) => {

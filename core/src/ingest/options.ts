@@ -60,6 +60,11 @@ export const ingestEnvSchema = z.object({
   INGEST_ORG_QUOTA_BYTES: envInt(undefined, 0).optional(),
   /** Quotas by organization: JSON `{"<organization id>": <bytes>}`. */
   INGEST_ORG_QUOTAS: z.string().optional(),
+  /**
+   * Length of the edges' panorama segments in seconds (the edges' `segment_duration_s`): an edge-named
+   * panorama segment becomes `match.segment` of its match's one job with this duration.
+   */
+  INGEST_SEGMENT_DURATION_S: envInt(10, 1, 60),
   /** Scrape tokens: `/metrics` and readiness details (comma-separated; `OPS_TOKENS` work too). */
   METRICS_TOKENS: envTokenList(),
 });

@@ -60,6 +60,8 @@ export interface StorageElementDataStoreOptions {
   quotas?: OrganizationQuotas;
   /** Topic for `job.submit` (tests use a prefixed one). @defaultValue polyvision.jobs.commands */
   jobCommandsTopic?: string;
+  /** Length of the edges' panorama segments, seconds (`INGEST_SEGMENT_DURATION_S`). @defaultValue 10 */
+  segmentDurationS?: number;
   logger?: Logger;
   /** Owner of an upload id being created, set by the HTTP layer before tus calls `create`. */
   ownerOf?: (uploadId: string) => UploadOwner | undefined;
@@ -300,6 +302,7 @@ export class StorageElementDataStore extends DataStore {
     await recordCompletedUpload(this.#o.db, row, {
       location: se.location,
       ...(this.#o.jobCommandsTopic ? { jobCommandsTopic: this.#o.jobCommandsTopic } : {}),
+      ...(this.#o.segmentDurationS ? { segmentDurationS: this.#o.segmentDurationS } : {}),
     });
   }
 

@@ -1,6 +1,7 @@
 import { STAGES } from '@polyvision/shared';
 import type { Database } from '../db/index.ts';
 import { listJobs } from '../orchestrator/state/job-queries.ts';
+import type { MatchProgress } from '../orchestrator/state/match-progress.ts';
 
 /** Per-stage counts of the jobs panel. */
 export interface StageCounts {
@@ -23,7 +24,10 @@ export interface JobLine {
   progress_percent: number;
   /** The stage running now (or the first not finished), if any. */
   current_stage: string | null;
-  stages: Array<{ stage: string; status: string; progress_percent: number }>;
+  /** For a match job: its unfinished stage rows (at most 20), each with its segment. */
+  stages: Array<{ stage: string; status: string; progress_percent: number; segment_index: number | null }>;
+  /** A match job's progress (segments received, processed per stage, lag behind live, gaps); null for a file job. */
+  match: MatchProgress | null;
   updated_at: string;
 }
 
@@ -74,11 +78,13 @@ export async function readJobsSummary(db: Database, latestCount: number): Promis
         status: job.status,
         progress_percent: job.progress_percent,
         current_stage: job.status === 'queued' || job.status === 'running' ? (current?.stage ?? null) : null,
-        stages: job.stages.map((s) => ({
+        stages: job.stages.slice(0, 20).map((s) => ({
           stage: s.stage,
           status: s.status,
           progress_percent: Math.round(s.progress * 1000) / 10,
+          segment_index: s.segment_index,
         })),
+        match: job.match,
         updated_at: job.updated_at,
       };
     }),

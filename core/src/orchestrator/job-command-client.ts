@@ -4,6 +4,8 @@ import {
   type JobCommand,
   jobCommandSchema,
   jobKey,
+  matchJobId,
+  type SegmentRange,
   type Stage,
   ValidationError,
 } from '@polyvision/shared';
@@ -57,20 +59,61 @@ export class JobCommandClient {
     return jobId;
   }
 
-  /** Re-runs `job` from `fromStage` with new model versions. */
-  async reprocess(job: JobRef, fromStage: Stage, modelVersions: Partial<Record<Stage, string>>, reason?: string) {
+  /** Re-runs `job` from `fromStage` with new model versions (a match job: only `segments`, when given). */
+  async reprocess(
+    job: JobRef,
+    fromStage: Stage,
+    modelVersions: Partial<Record<Stage, string>>,
+    reason?: string,
+    segments?: SegmentRange,
+  ) {
     await this.send({
       ...this.#envelope(job),
       type: 'job.reprocess',
       from_stage: fromStage,
       model_versions: modelVersions,
       ...(reason ? { reason } : {}),
+      ...(segments ? { segments } : {}),
     });
   }
 
-  /** Cancels `job`: no more dispatch, workers abort its tasks. */
-  async cancel(job: JobRef, reason?: string) {
-    await this.send({ ...this.#envelope(job), type: 'job.cancel', ...(reason ? { reason } : {}) });
+  /** Cancels `job`: no more dispatch, workers abort its tasks (a match job: only `segments`, when given). */
+  async cancel(job: JobRef, reason?: string, segments?: SegmentRange) {
+    await this.send({
+      ...this.#envelope(job),
+      type: 'job.cancel',
+      ...(reason ? { reason } : {}),
+      ...(segments ? { segments } : {}),
+    });
+  }
+
+  /**
+   * A panorama segment of a match arrived (what ingest sends for an edge-named upload; tests).
+   *
+   * @returns the match job's id ({@link matchJobId}).
+   */
+  async segment(segment: {
+    organization_id: string;
+    match_id: string;
+    slot: number;
+    duration_s: number;
+    input: ArtifactRef;
+    stages?: Stage[];
+    match_inputs?: ArtifactRef[];
+  }): Promise<string> {
+    const jobId = matchJobId(segment.organization_id, segment.match_id);
+    await this.send({ ...this.#envelope({ ...segment, job_id: jobId }), type: 'match.segment', ...segment });
+    return jobId;
+  }
+
+  /** Ends a match job (an operator, or tests): `lastSlot` is the edge slot of its last segment, if known. */
+  async end(job: JobRef, reason: 'marker' | 'operator' = 'operator', lastSlot?: number) {
+    await this.send({
+      ...this.#envelope(job),
+      type: 'match.end',
+      reason,
+      ...(lastSlot === undefined ? {} : { last_slot: lastSlot }),
+    });
   }
 
   /**

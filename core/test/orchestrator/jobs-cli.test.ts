@@ -6,7 +6,7 @@ import { waitFor } from '../../../test/support/index.ts';
 import { KafkaBus } from '../../src/bus/kafka/kafka-bus.ts';
 import { PgDatabase } from '../../src/db/drivers/pg-database.ts';
 import { databaseUrl, randomSchema } from './support/databases.ts';
-import { Harness } from './support/harness.ts';
+import { Harness, PANORAMA } from './support/harness.ts';
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -93,5 +93,52 @@ describe.skipIf(!kafkaBrokers || !databaseUrl)('pnpm polyvision jobs', () => {
       [pending],
     );
     expect(error.rows[0]!.error).toMatchObject({ code: 'cancelled', message: 'operator test' });
+  });
+
+  it("shows a match job's progress, cancels and reprocesses a range of its segments, ends it", async () => {
+    schema = randomSchema();
+    harness = new Harness(
+      new KafkaBus({ brokers: kafkaBrokers!.split(','), clientId: 'jobs-cli-test' }),
+      new PgDatabase({ connectionString: databaseUrl!, schema }),
+    );
+    const h = harness;
+    await h.setup();
+    await h.startOrchestrator();
+    await h.startWorker({ sleepMs: 5 }, ['detect', 'track']);
+    const seg = (slot: number) =>
+      h.client.segment({
+        organization_id: 'acme',
+        match_id: 'cli-match',
+        slot,
+        duration_s: 10,
+        input: { ...PANORAMA, object_key: `acme/cli-match/${slot}.mp4` },
+        stages: ['detect', 'track'],
+      });
+    const id = await seg(500);
+    await seg(502);
+    const track0 = async () =>
+      (
+        await h.db.query<{ status: string; model_version: string }>(
+          `SELECT status, model_version FROM job_stages WHERE job_id = $1 AND stage = 'track' AND segment_index = 0`,
+          [id],
+        )
+      ).rows[0];
+    await waitFor(async () => (await track0())?.status === 'completed', { timeoutMs: 30_000 });
+    const show = await cli(['show', id]);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain('live  segments 2');
+    expect(show.stdout).toContain('gaps 1');
+    expect((await cli(['cancel', id, '--segments', 'x-1'])).code).toBe(2);
+    expect((await cli(['cancel', id, '--segments', '1-1'])).code).toBe(0);
+    expect((await cli(['end', id, '--last-slot', '502'])).code).toBe(0);
+    await h.waitForStatus([id], 'completed', 30_000);
+    expect((await cli(['reprocess', id, '--from', 'track', '--model-version', 'v2', '--segments', '0'])).code).toBe(0);
+    await waitFor(async () => (await track0())?.model_version === 'v2', { timeoutMs: 30_000 });
+    await h.waitForStatus([id], 'completed', 30_000);
+    const list = await cli(['list', '--match', 'cli-match']);
+    expect(list.stdout).toContain('ended (operator) at segment 2  segments 2  processed detect 2 track 2');
+    expect(list.stdout).toContain('cancelled 1');
+    const [file] = await h.submit(1, ['detect']);
+    expect((await cli(['cancel', file!, '--segments', '0-1'])).code).toBe(2);
   });
 });

@@ -3,8 +3,13 @@ import { createReadStream } from 'node:fs';
 import { copyFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Alarms, createStitcher, Spool, selfCalibrate, Uploader } from '@polyvision/edge';
-import { PolyvisionError, type VenueCalibration, venueCalibrationSchema } from '@polyvision/shared';
+import { Alarms, createStitcher, MATCH_END_SOURCE, Spool, selfCalibrate, Uploader } from '@polyvision/edge';
+import {
+  type MatchEndMarker,
+  PolyvisionError,
+  type VenueCalibration,
+  venueCalibrationSchema,
+} from '@polyvision/shared';
 import { convertToMp4, needsMp4Conversion } from './convert-input.ts';
 
 /** Width cap of the panorama when the demo self-calibrates two cameras, pixels. */
@@ -205,6 +210,32 @@ export async function uploadPanorama(options: {
       throw new PolyvisionError(
         'demo_upload_failed',
         `the edge could not upload the panorama (state ${state}): ${status.lastError ?? 'no error recorded'}`,
+      );
+    }
+    // The recording is over: the end marker (as the edge's MatchRecorder spools it when the window
+    // closes) closes the match's one job, whose only segment is this panorama (issue #18).
+    const markerPath = join(options.spoolDir, 'match-end.json');
+    const marker: MatchEndMarker = {
+      match_id: options.matchId,
+      last_slot: 0,
+      panorama_segments: 1,
+      segment_duration_s: null, // one panorama of the whole sample, not a fixed-length segment
+      ended_at: new Date().toISOString(),
+    };
+    await writeFile(markerPath, `${JSON.stringify(marker, null, 2)}\n`);
+    const end = await spool.add(markerPath, {
+      matchId: options.matchId,
+      kind: 'artifact',
+      source: MATCH_END_SOURCE,
+      seq: 0,
+    });
+    await uploader.drain(options.signal ? AbortSignal.any([options.signal, timeout]) : timeout);
+    options.signal?.throwIfAborted();
+    const endState = spool.journal.get(end.id)?.state ?? 'missing';
+    if (endState !== 'confirmed' && endState !== 'deleted') {
+      throw new PolyvisionError(
+        'demo_upload_failed',
+        `the edge could not upload the end-of-match marker (state ${endState}): ${uploader.status().lastError ?? 'no error recorded'}`,
       );
     }
     return {

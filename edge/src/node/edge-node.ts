@@ -193,7 +193,7 @@ export class EdgeNode {
     if (this.#closed || (this.#recording?.matchId ?? null) === matchId) return this.#switching;
     this.#switching = this.#switching.then(async () => {
       if (this.#closed || (this.#recording?.matchId ?? null) === matchId) return;
-      await this.#stopRecording();
+      await this.#stopRecording(true);
       if (matchId) this.#startRecording(matchId);
     });
     return this.#switching;
@@ -211,11 +211,22 @@ export class EdgeNode {
     this.#logger.info({ match_id: matchId }, 'recording started');
   }
 
-  async #stopRecording(): Promise<void> {
+  /** Stops the recording; `windowClosed` (not a shutdown) also spools the match's end marker. */
+  async #stopRecording(windowClosed = false): Promise<void> {
     const r = this.#recording;
     if (!r) return;
     r.controller.abort();
     await r.done;
+    if (windowClosed) {
+      // The end marker tells the core the match is over (before `recordingMatchId` reads null).
+      await r.recorder.spoolEndMarker().catch((error: unknown) => {
+        this.alarms.raise(
+          'end_marker_failed',
+          r.matchId,
+          `spooling the end marker of ${r.matchId} failed (the core closes the match after its idle grace): ${(error as Error).message}`,
+        );
+      });
+    }
     const counters = r.recorder.counters();
     this.#panoramaSegments += counters.stitched;
     this.#stitchFailures += counters.stitchFailures;

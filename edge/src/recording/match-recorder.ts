@@ -22,10 +22,10 @@
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Logger, silentLogger } from '@polyvision/shared';
+import { type Logger, type MatchEndMarker, silentLogger } from '@polyvision/shared';
 import type { Alarms } from '../alarms/index.ts';
 import { CameraRecorder, type CameraSegment, type CameraSource, type CameraStatus } from '../capture/index.ts';
-import type { Spool } from '../spool/index.ts';
+import { MATCH_END_SOURCE, type Spool } from '../spool/index.ts';
 import type { Stitcher } from '../stitch/index.ts';
 
 /** Options of {@link MatchRecorder}. */
@@ -123,6 +123,35 @@ export class MatchRecorder {
     for (const r of this.#recorders) await r.recover();
     for (const slot of [...this.#slots.keys()]) this.#flush(slot);
     await this.#queue;
+  }
+
+  /**
+   * Spools the match's end marker once its recording window closed (not on a
+   * shutdown mid-match): an `artifact` of source `match-end` whose seq is the
+   * last panorama slot, uploaded as `match-end-<slot>.json`, so the core
+   * closes the match's one job without waiting for its idle grace. Nothing
+   * when no panorama was recorded (the core has no job to close). Once per match.
+   *
+   * @returns whether a marker was spooled by this call.
+   */
+  async spoolEndMarker(): Promise<boolean> {
+    const panoramas = this.#o.spool.journal.all().filter((r) => r.matchId === this.#o.matchId && r.kind === 'panorama');
+    if (panoramas.length === 0) return false;
+    const lastSlot = Math.max(...panoramas.map((r) => r.seq));
+    const id = { matchId: this.#o.matchId, kind: 'artifact', source: MATCH_END_SOURCE, seq: lastSlot } as const;
+    if (this.#o.spool.journal.find(id)) return false;
+    const marker: MatchEndMarker = {
+      match_id: this.#o.matchId,
+      last_slot: lastSlot,
+      panorama_segments: panoramas.length,
+      segment_duration_s: this.#o.segmentDurationS,
+      ended_at: new Date().toISOString(),
+    };
+    await mkdir(this.#incoming, { recursive: true });
+    const path = join(this.#incoming, 'match-end.json');
+    await writeFile(path, `${JSON.stringify(marker, null, 2)}\n`);
+    await this.#o.spool.add(path, id);
+    return true;
   }
 
   /** Spools the stitcher's venue calibration as this match's `venue.json` artifact, once per match. */

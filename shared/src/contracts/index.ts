@@ -18,6 +18,7 @@ export * from './capacity-report.ts';
 export * from './error-body.ts';
 export * from './job-event.ts';
 export * from './job-messages.ts';
+export * from './match-files.ts';
 export * from './reservation.ts';
 export * from './safe-id.ts';
 export * from './stages.ts';

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { artifactRefSchema } from './artifact-ref.ts';
 import { isoDateTime, safeId } from './safe-id.ts';
@@ -30,7 +31,21 @@ const stageRun = {
   attempt: z.number().int().min(1).max(100),
   /** Which worker process sent it. */
   worker_id: z.string().min(1).max(256),
+  /**
+   * The `message_id` of the task the report is about. Needed for a match job
+   * (one row per stage and segment); whole-file jobs find the stage by name.
+   */
+  task_message_id: z.uuid().optional(),
 };
+
+/** An inclusive range of segment indexes of a match job (`from_index` ≤ `to_index`). */
+export const segmentRangeSchema = z
+  .object({
+    from_index: z.number().int().min(0).max(1_000_000),
+    to_index: z.number().int().min(0).max(1_000_000),
+  })
+  .refine((r) => r.from_index <= r.to_index, { message: 'from_index must not exceed to_index' });
+export type SegmentRange = z.infer<typeof segmentRangeSchema>;
 
 /** Ingest (or an operator) asks for a match to be processed. */
 export const jobSubmitSchema = z.object({
@@ -52,6 +67,8 @@ export const jobReprocessSchema = z.object({
   ...envelope,
   from_stage: stageSchema,
   model_versions: modelVersionsSchema.optional(),
+  /** Match jobs: only these segments (and, for sequential stages, the segments after them). @defaultValue the whole match */
+  segments: segmentRangeSchema.optional(),
   reason: z.string().max(1024).optional(),
   requested_by: z.string().min(1).max(256).optional(),
 });
@@ -60,9 +77,58 @@ export const jobReprocessSchema = z.object({
 export const jobCancelSchema = z.object({
   type: z.literal('job.cancel'),
   ...envelope,
+  /** Match jobs: cancel only these segments (the match goes on without them). @defaultValue the whole job */
+  segments: segmentRangeSchema.optional(),
   reason: z.string().max(1024).optional(),
   requested_by: z.string().min(1).max(256).optional(),
 });
+
+/**
+ * A panorama segment of a match arrived (ingest, for an edge-named upload).
+ * The first one opens the match job (`job_id` = {@link matchJobId}); the
+ * segment's index in the match is `slot` minus the slot of the segment that
+ * opened the job (the edge numbers segments by wall-clock slot,
+ * `floor(start epoch s / segment_duration_s)`).
+ */
+export const matchSegmentSchema = z.object({
+  type: z.literal('match.segment'),
+  ...envelope,
+  /** The edge's slot number of the segment. */
+  slot: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  /** Length of the segment, seconds. */
+  duration_s: z.number().positive().max(3600),
+  /** The segment's panorama. */
+  input: artifactRefSchema,
+  /** Inputs of every segment (the venue calibration), taken when the segment opens the job. */
+  match_inputs: z.array(artifactRefSchema).max(16).optional(),
+  /** Stages of the match job (when the segment opens it). @defaultValue all stages but stitch */
+  stages: z.array(stageSchema).min(1).optional(),
+  model_versions: modelVersionsSchema.optional(),
+  requested_by: z.string().min(1).max(256).optional(),
+});
+
+/**
+ * The end of a match: the edge's `match-end.json` marker (`reason: 'marker'`),
+ * an operator (`'operator'`), or the reconciler after the match was idle
+ * for `ORCHESTRATOR_MATCH_IDLE_GRACE_MS` (`'idle_grace'`: segments still
+ * missing then are given up as missing).
+ */
+export const matchEndSchema = z.object({
+  type: z.literal('match.end'),
+  ...envelope,
+  /** The edge's slot of the match's last segment. @defaultValue the last slot received */
+  last_slot: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  reason: z.enum(['marker', 'operator', 'idle_grace']),
+  requested_by: z.string().min(1).max(256).optional(),
+});
+
+/**
+ * The deterministic job id of an organization's match processed as one job
+ * (`match-<sha256(org:match) 32 hex>`): every segment upload names the same job.
+ */
+export function matchJobId(organizationId: string, matchId: string): string {
+  return `match-${createHash('sha256').update(`${organizationId}:${matchId}`).digest('hex').slice(0, 32)}`;
+}
 
 /** A worker's progress (0..1) on a stage. */
 export const stageProgressSchema = z.object({
@@ -108,6 +174,8 @@ export const jobCommandSchema = z.discriminatedUnion('type', [
   jobSubmitSchema,
   jobReprocessSchema,
   jobCancelSchema,
+  matchSegmentSchema,
+  matchEndSchema,
   stageProgressSchema,
   stageCompletedSchema,
   stageFailedSchema,
@@ -116,6 +184,8 @@ export const jobCommandSchema = z.discriminatedUnion('type', [
 export type JobSubmit = z.infer<typeof jobSubmitSchema>;
 export type JobReprocess = z.infer<typeof jobReprocessSchema>;
 export type JobCancel = z.infer<typeof jobCancelSchema>;
+export type MatchSegment = z.infer<typeof matchSegmentSchema>;
+export type MatchEnd = z.infer<typeof matchEndSchema>;
 export type StageProgress = z.infer<typeof stageProgressSchema>;
 export type StageCompleted = z.infer<typeof stageCompletedSchema>;
 export type StageFailed = z.infer<typeof stageFailedSchema>;

@@ -324,7 +324,7 @@ function renderJobs(map) {
       ) => `<li data-job="${esc(j.job_id)}"><div class="job-head"><span class="mono">${esc(j.organization_id)}/${esc(j.match_id)}</span>
         <span class="tag st-${esc(j.status)}">${esc(j.status)}</span>${j.current_stage ? ` <span class="muted small">at ${esc(j.current_stage)}</span>` : ''}</div>
         <div class="progress" role="progressbar" aria-valuemin="0" aria-valuemax="100" aria-valuenow="${j.progress_percent}" aria-label="${esc(j.job_id)} progress"><span style="width:${Math.max(0, Math.min(100, j.progress_percent))}%"></span></div>
-        <span class="small muted">${j.progress_percent}% · ${esc(j.job_id)}</span></li>`,
+        <span class="small muted">${j.progress_percent}% · ${esc(j.job_id)}</span>${matchLine(j.match)}</li>`,
     )
     .join('');
   $('jobs').innerHTML =
@@ -416,3 +416,15 @@ loadOnce()
   .catch((error) => setConnection('down', `○ ${error.message}`))
   .finally(connect);
 setInterval(tickAges, 1000);
+
+/** A match job's progress under its line: live or ended, segments, processed per stage, lag, gaps. */
+function matchLine(m) {
+  if (!m) return '';
+  const processed = Object.entries(m.processed)
+    .map(([stage, n]) => `${esc(stage)} ${n}`)
+    .join(' · ');
+  const state = m.live ? '<span class="tag st-running">live</span>' : `ended (${esc(m.ended_by ?? '')})`;
+  const gaps = m.gaps.length ? ` · <span class="tag bad">gaps ${esc(m.gaps.join(','))}</span>` : '';
+  const missing = m.segments_missing.length ? ` · missing ${esc(m.segments_missing.join(','))}` : '';
+  return `<div class="small match-progress" data-match-progress>${state} · ${m.segments_received} segments · processed ${processed} · lag ${m.lag_segments} segments (${m.lag_s} s)${gaps}${missing}</div>`;
+}

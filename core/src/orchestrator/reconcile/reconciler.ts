@@ -24,6 +24,8 @@ export interface ReconcileReport {
   prunedProcessedMessages: number;
   prunedOutboxRows: number;
   prunedClaims: number;
+  /** Match jobs closed because no segment came for the idle grace (`match.end`, reason `idle_grace`). */
+  idleMatchesClosed: string[];
 }
 
 /**
@@ -56,9 +58,13 @@ export class Reconciler {
   readonly #logger: Logger;
   readonly #batchSize: number;
   readonly #stallAfterMs: number;
+  readonly #matchIdleGraceMs: number;
 
   /**
    * @param options.stallAfterMs - a running attempt without a progress report for this long is flagged. @defaultValue 600_000
+   * @param options.matchIdleGraceMs - a running match job without a new segment for this long is closed
+   *   (`match.end`, reason `idle_grace`) when its end marker never came or segments are still missing
+   *   (`ORCHESTRATOR_MATCH_IDLE_GRACE_MS`). @defaultValue 1_800_000 (30 min)
    */
   constructor(options: {
     db: Database;
@@ -66,12 +72,14 @@ export class Reconciler {
     logger?: Logger;
     batchSize?: number;
     stallAfterMs?: number;
+    matchIdleGraceMs?: number;
   }) {
     this.#db = options.db;
     this.#client = options.client;
     this.#logger = options.logger ?? silentLogger;
     this.#batchSize = options.batchSize ?? 500;
     this.#stallAfterMs = options.stallAfterMs ?? 600_000;
+    this.#matchIdleGraceMs = options.matchIdleGraceMs ?? 30 * 60_000;
   }
 
   /** One pass. @throws PolyvisionError `db_error` when the database is unreachable. */
@@ -124,6 +132,7 @@ export class Reconciler {
         stage: row.stage,
         attempt: row.attempt,
         worker_id: 'reconciler',
+        task_message_id: row.task_message_id,
         error: { code: row.code, message: TIMEOUT_MESSAGES[row.code], retriable: true },
       });
     }
@@ -146,6 +155,7 @@ export class Reconciler {
     if (stalledStages.length > 0) {
       this.#logger.warn({ stalled: stalledStages.slice(0, 20) }, 'reconciler: running stages without progress');
     }
+    const idleMatchesClosed = await this.#closeIdleMatches();
     const processed = await this.#db.query(
       `DELETE FROM processed_messages WHERE processed_at < now() - interval '7 days'`,
     );
@@ -160,8 +170,52 @@ export class Reconciler {
       prunedProcessedMessages: processed.rowCount,
       prunedOutboxRows: outbox.rowCount,
       prunedClaims: claims.rowCount,
+      idleMatchesClosed,
     };
     if (report.overdueStages > 0) this.#logger.warn(report, 'reconciler: overdue stages reported');
     return report;
+  }
+
+  /**
+   * Sends `match.end` (reason `idle_grace`) for running match jobs whose
+   * newest segment is older than the idle grace and whose end is unknown or
+   * who still miss segments: the owner closes the match, giving the missing
+   * segments up. One message id per job and newest segment, so repeated
+   * passes close it once.
+   */
+  async #closeIdleMatches(): Promise<string[]> {
+    const idle = await this.#db.query<{
+      job_id: string;
+      organization_id: string;
+      match_id: string;
+      last_segment_us: string;
+    }>(
+      `SELECT j.job_id, j.organization_id, j.match_id,
+         (extract(epoch FROM j.last_segment_at) * 1000000)::bigint::text AS last_segment_us
+       FROM jobs j
+       WHERE j.kind = 'match' AND j.status = 'running'
+         AND j.last_segment_at < now() - ($1::double precision * interval '1 millisecond')
+         AND (j.final_index IS NULL OR (SELECT count(*) FROM job_segments g
+               WHERE g.job_id = j.job_id AND g.segment_index <= j.final_index) < j.final_index + 1)
+       ORDER BY j.last_segment_at LIMIT $2`,
+      [this.#matchIdleGraceMs, this.#batchSize],
+    );
+    for (const row of idle.rows) {
+      await this.#client.send({
+        type: 'match.end',
+        message_id: deterministicUuid(`${row.job_id}:idle_grace:${row.last_segment_us}`),
+        job_id: row.job_id,
+        organization_id: row.organization_id,
+        match_id: row.match_id,
+        created_at: new Date().toISOString(),
+        reason: 'idle_grace',
+        requested_by: 'reconciler',
+      });
+      this.#logger.warn(
+        { job: row.job_id, match: row.match_id, graceMs: this.#matchIdleGraceMs },
+        'reconciler: match idle past its grace without its end or with segments missing; closing it',
+      );
+    }
+    return idle.rows.map((r) => r.job_id);
   }
 }

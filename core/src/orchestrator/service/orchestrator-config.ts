@@ -44,6 +44,11 @@ export const orchestratorConfigSchema = z.object({
   ORCHESTRATOR_RETRY_WINDOW_MS: envInt(1_800_000, 0, 7 * 86_400_000),
   /** A running stage with a live claim but no progress report for this long is flagged by the reconciler. */
   ORCHESTRATOR_STALL_AFTER_MS: envInt(600_000, 1_000, 7 * 86_400_000),
+  /**
+   * A running match job without a new segment for this long is closed by the reconciler (`match.end`,
+   * reason `idle_grace`) when its end marker never came or segments are still missing (given up as missing).
+   */
+  ORCHESTRATOR_MATCH_IDLE_GRACE_MS: envInt(1_800_000, 1_000, 7 * 86_400_000),
   /** Tries of a command failing with a non-retriable error before it goes to the DLQ. */
   ORCHESTRATOR_POISON_MAX_ATTEMPTS: envInt(5, 1, 1_000),
   ORCHESTRATOR_RELAY_POLL_INTERVAL_MS: envInt(250, 10, 60_000),

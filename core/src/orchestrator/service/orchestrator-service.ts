@@ -100,6 +100,7 @@ export async function startOrchestratorService(
     client: new JobCommandClient(producer, config.POLYVISION_TOPIC_PREFIX),
     logger,
     stallAfterMs: config.ORCHESTRATOR_STALL_AFTER_MS,
+    matchIdleGraceMs: config.ORCHESTRATOR_MATCH_IDLE_GRACE_MS,
   });
   const schedule = startReconcilerLeadership({
     reconciler,

@@ -1,6 +1,8 @@
 import { type JobStatus, jobStatusSchema, ValidationError } from '@polyvision/shared';
 import type { Database } from '../../db/database.ts';
 import type { JobRow, StageRow } from './job-rows.ts';
+import { type MatchProgress, matchProgress } from './match-progress.ts';
+import type { SegmentRow } from './match-rows.ts';
 
 /**
  * Where a stage attempt is, beyond its stored status:
@@ -30,8 +32,18 @@ export interface JobView {
   created_at: string;
   updated_at: string;
   finished_at: string | null;
+  /** `file`: one upload; `match`: a match processed segment by segment (issue #18). */
+  kind: 'file' | 'match';
+  /** Match jobs: segments received, processed per stage, gaps, lag behind live. Null for a file job. */
+  match: MatchProgress | null;
+  /**
+   * One entry per stage; for a match job one per stage and segment (`segment_index`), in
+   * segment order — in lists only the segments' rows that are not completed.
+   */
   stages: Array<{
     stage: string;
+    /** The match segment of the row; null for a file job. */
+    segment_index: number | null;
     status: string;
     phase: StagePhase;
     /** In `waiting`: the error the retry waits out (e.g. `input_unavailable`: a storage element is down). */
@@ -62,7 +74,24 @@ function phaseOf(s: StageRow, nowMs: number): StagePhase {
   return s.scheduled_at && new Date(s.scheduled_at).getTime() > nowMs ? 'waiting' : 'queued';
 }
 
-function view(job: JobRow, stages: StageRow[], retryWindowMs: number | null): JobView {
+function orderedRows(job: JobRow, stages: StageRow[], segments: SegmentRow[] | null, brief: boolean): StageRow[] {
+  if (job.kind !== 'match') {
+    return job.stages.map((name) => stages.find((s) => s.stage === name)).filter((s) => s !== undefined);
+  }
+  const order = new Map(job.stages.map((s, i) => [s, i]));
+  const received = new Set((segments ?? []).filter((g) => g.state === 'received').map((g) => g.segment_index));
+  return stages
+    .filter((s) => !brief || (s.status !== 'completed' && received.has(s.segment_index)))
+    .sort((a, b) => a.segment_index - b.segment_index || order.get(a.stage)! - order.get(b.stage)!);
+}
+
+function view(
+  job: JobRow,
+  stages: StageRow[],
+  retryWindowMs: number | null,
+  segments: SegmentRow[] | null = null,
+  brief = false,
+): JobView {
   const nowMs = Date.now();
   const phases = stages.map((s) => phaseOf(s, nowMs));
   const active = phases.filter((p) => p === 'queued' || p === 'waiting' || p === 'running');
@@ -86,43 +115,43 @@ function view(job: JobRow, stages: StageRow[], retryWindowMs: number | null): Jo
     created_at: iso(job.created_at)!,
     updated_at: iso(job.updated_at)!,
     finished_at: iso(job.finished_at),
-    stages: job.stages
-      .map((name) => stages.find((s) => s.stage === name))
-      .filter((s) => s !== undefined)
-      .map((s) => ({
-        stage: s.stage,
-        status: s.status,
-        phase: phaseOf(s, nowMs),
-        waiting_for:
-          phaseOf(s, nowMs) === 'waiting' && s.error
-            ? {
-                code: s.error.code,
-                message: s.error.message,
-                retry_at: iso(s.scheduled_at),
-                retry_until:
-                  retryWindowMs !== null && s.run_started_at
-                    ? new Date(new Date(s.run_started_at).getTime() + retryWindowMs).toISOString()
-                    : null,
-              }
-            : null,
-        queued_ms:
-          phaseOf(s, nowMs) === 'queued'
-            ? Math.max(0, nowMs - new Date(s.scheduled_at ?? s.dispatched_at ?? nowMs).getTime())
-            : null,
-        attempt: s.attempt,
-        max_attempts: s.max_attempts,
-        model_version: s.model_version,
-        progress: s.progress,
-        worker_id: s.worker_id,
-        outputs: s.outputs,
-        stats: s.stats,
-        error: s.error,
-        dispatched_at: iso(s.dispatched_at),
-        started_at: iso(s.started_at),
-        heartbeat_at: iso(s.heartbeat_at),
-        deadline_at: iso(s.deadline_at),
-        finished_at: iso(s.finished_at),
-      })),
+    kind: job.kind ?? 'file',
+    match: job.kind === 'match' ? matchProgress(job, segments ?? [], stages) : null,
+    stages: orderedRows(job, stages, segments, brief).map((s) => ({
+      stage: s.stage,
+      segment_index: job.kind === 'match' ? s.segment_index : null,
+      status: s.status,
+      phase: phaseOf(s, nowMs),
+      waiting_for:
+        phaseOf(s, nowMs) === 'waiting' && s.error
+          ? {
+              code: s.error.code,
+              message: s.error.message,
+              retry_at: iso(s.scheduled_at),
+              retry_until:
+                retryWindowMs !== null && s.run_started_at
+                  ? new Date(new Date(s.run_started_at).getTime() + retryWindowMs).toISOString()
+                  : null,
+            }
+          : null,
+      queued_ms:
+        phaseOf(s, nowMs) === 'queued'
+          ? Math.max(0, nowMs - new Date(s.scheduled_at ?? s.dispatched_at ?? nowMs).getTime())
+          : null,
+      attempt: s.attempt,
+      max_attempts: s.max_attempts,
+      model_version: s.model_version,
+      progress: s.progress,
+      worker_id: s.worker_id,
+      outputs: s.outputs,
+      stats: s.stats,
+      error: s.error,
+      dispatched_at: iso(s.dispatched_at),
+      started_at: iso(s.started_at),
+      heartbeat_at: iso(s.heartbeat_at),
+      deadline_at: iso(s.deadline_at),
+      finished_at: iso(s.finished_at),
+    })),
   };
 }
 
@@ -139,7 +168,11 @@ export async function getJob(
   const job = await db.query<JobRow>(`SELECT * FROM jobs WHERE job_id = $1`, [jobId]);
   if (!job.rows[0]) return null;
   const stages = await db.query<StageRow>(`SELECT * FROM job_stages WHERE job_id = $1`, [jobId]);
-  return view(job.rows[0], stages.rows, retryWindowMs);
+  const segments =
+    job.rows[0].kind === 'match'
+      ? (await db.query<SegmentRow>(`SELECT * FROM job_segments WHERE job_id = $1`, [jobId])).rows
+      : null;
+  return view(job.rows[0], stages.rows, retryWindowMs, segments);
 }
 
 export interface JobListFilter {
@@ -199,6 +232,10 @@ export async function listJobs(
   const stages = page.length
     ? await db.query<StageRow>(`SELECT * FROM job_stages WHERE job_id = ANY($1::text[])`, [page.map((j) => j.job_id)])
     : { rows: [] };
+  const matchIds = page.filter((j) => j.kind === 'match').map((j) => j.job_id);
+  const segments = matchIds.length
+    ? (await db.query<SegmentRow>(`SELECT * FROM job_segments WHERE job_id = ANY($1::text[])`, [matchIds])).rows
+    : [];
   const last = page[page.length - 1];
   return {
     jobs: page.map((job) =>
@@ -206,6 +243,8 @@ export async function listJobs(
         job,
         stages.rows.filter((s) => s.job_id === job.job_id),
         retryWindowMs,
+        job.kind === 'match' ? segments.filter((g) => g.job_id === job.job_id) : null,
+        true,
       ),
     ),
     next_cursor:

@@ -17,6 +17,15 @@ export interface JobRow {
   progress: number;
   error: (MessageError & { stage?: Stage }) | null;
   commands_partition: number;
+  /** `file`: one upload, whole-file stages; `match`: a match processed segment by segment. */
+  kind: 'file' | 'match';
+  /** Match jobs: the edge slot of the segment that opened the job (index = slot − base_slot). */
+  base_slot: string | number | null;
+  /** Match jobs: index of the last segment, once the end of the match is known. */
+  final_index: number | null;
+  ended_by: 'marker' | 'operator' | 'idle_grace' | null;
+  ended_at: Date | null;
+  last_segment_at: Date | null;
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
@@ -25,6 +34,8 @@ export interface JobRow {
 export interface StageRow {
   job_id: string;
   stage: Stage;
+  /** The match segment of the row; -1 for a whole-file job. */
+  segment_index: number;
   status: StageStatus;
   attempt: number;
   run_first_attempt: number;

@@ -3,10 +3,11 @@ import {
   type ArtifactRef,
   type JobCancel,
   type JobCommand,
-  type JobEvent,
   type JobReprocess,
   type JobSubmit,
   jobKey,
+  type MatchEnd,
+  type MatchSegment,
   type MessageError,
   type Stage,
   type StageCompleted,
@@ -16,13 +17,15 @@ import {
   stageIdempotencyKey,
 } from '@polyvision/shared';
 import type { Queryable } from '../../db/database.ts';
-import { stageRetryDelayMs } from '../backoff.ts';
 import { dependenciesOf, pipelineStages, STAGE_NAMES, stageAndDownstream } from '../contracts/stages.ts';
 import type { TopicNames } from '../contracts/topics.ts';
 import { PoisonMessageError } from '../errors.ts';
 import type { OrchestratorTuning } from '../options.ts';
 import { enqueueOutbox, type OutboxMessage } from '../outbox/outbox-writer.ts';
+import { type EventAbout, jobEventMessage } from './job-event.ts';
 import { type JobRow, jobProgress, loadStages, lockJob, type StageRow, type StageStatus } from './job-rows.ts';
+import { MatchStateMachine } from './match-state-machine.ts';
+import { retryOf } from './stage-retry.ts';
 
 /** What applying one command did. */
 export interface TransitionResult {
@@ -49,22 +52,36 @@ const TERMINAL_JOB = new Set(['completed', 'failed', 'cancelled']);
 export class JobStateMachine {
   readonly #tuning: OrchestratorTuning;
   readonly #topics: TopicNames;
+  readonly #match: MatchStateMachine;
 
   constructor(tuning: OrchestratorTuning, topics: TopicNames) {
     this.#tuning = tuning;
     this.#topics = topics;
+    this.#match = new MatchStateMachine(tuning, topics);
   }
 
   /**
    * Applies `command` (already deduplicated by message id and fenced by the caller).
+   * Match jobs (`match.segment`, and every command about a job of kind `match`)
+   * go to {@link MatchStateMachine}.
    *
    * @param commandsPartition - the partition the command came from (stored on new jobs, scopes the outbox).
    * @throws PoisonMessageError `unknown_job` for a command about a job that does not exist.
    */
   async apply(tx: Queryable, command: JobCommand, commandsPartition: number): Promise<TransitionResult> {
     if (command.type === 'job.submit') return this.#submit(tx, command, commandsPartition);
+    if (command.type === 'match.segment') return this.#match.segment(tx, command, commandsPartition);
     const job = await lockJob(tx, command.job_id);
+    if (!job && command.type === 'match.end') {
+      // The marker overtook every segment upload, or the match recorded none: the idle grace covers a late segment.
+      return { outcome: 'rejected', reason: 'no segment of the match arrived yet' };
+    }
     if (!job) throw new PoisonMessageError('unknown_job', `${command.type} for unknown job ${command.job_id}`);
+    if (job.kind === 'match') return this.#match.apply(tx, job, command);
+    if (command.type === 'match.end') return { outcome: 'rejected', reason: 'not a match job' };
+    if ((command.type === 'job.cancel' || command.type === 'job.reprocess') && command.segments) {
+      return { outcome: 'rejected', reason: 'segments apply to match jobs only' };
+    }
     const stages = await loadStages(tx, job);
     const effects: OutboxMessage[] = [];
     const result = await this.#dispatchCommand(tx, job, stages, command, effects);
@@ -76,7 +93,7 @@ export class JobStateMachine {
     tx: Queryable,
     job: JobRow,
     stages: StageRow[],
-    command: Exclude<JobCommand, JobSubmit>,
+    command: Exclude<JobCommand, JobSubmit | MatchSegment | MatchEnd>,
     effects: OutboxMessage[],
   ): Promise<TransitionResult> {
     switch (command.type) {
@@ -273,7 +290,7 @@ export class JobStateMachine {
   ): Promise<TransitionResult> {
     const stage = this.#current(job, stages, command);
     if (typeof stage === 'string') return { outcome: 'stale', reason: stage };
-    const retry = this.#retryOf(stage, command.error);
+    const retry = retryOf(this.#tuning, stage, command.error);
     if (retry) {
       await tx.query(
         `UPDATE job_stages SET error = $3::jsonb, waiting_attempts = waiting_attempts + $4 WHERE job_id = $1 AND stage = $2`,
@@ -302,25 +319,6 @@ export class JobStateMachine {
       this.#event({ ...job, status: 'failed' }, stages, { stage: stage.stage, stageStatus: 'failed', error }),
     );
     return { outcome: 'applied', finished: { status: 'failed', createdAt: job.created_at } };
-  }
-
-  /**
-   * Whether a failed attempt is tried again, and after how long:
-   * - a waiting error (`waitingErrorCodes`, retriable: an input is not
-   *   reachable now) is retried with `waitRetry` backoff while the run is
-   *   younger than `retryWindowMs`, without using up `max_attempts`;
-   * - any other retriable error while the run has attempts left, with `retry` backoff.
-   * @returns null when the stage fails.
-   */
-  #retryOf(stage: StageRow, error: MessageError): { delayMs: number; waiting: boolean } | null {
-    if (!error.retriable) return null;
-    const runStartedMs = stage.run_started_at ? new Date(stage.run_started_at).getTime() : Date.now();
-    if (this.#tuning.waitingErrorCodes.includes(error.code) && Date.now() < runStartedMs + this.#tuning.retryWindowMs) {
-      return { delayMs: stageRetryDelayMs(stage.waiting_attempts + 1, this.#tuning.waitRetry), waiting: true };
-    }
-    const counted = stage.attempt - stage.run_first_attempt + 1 - stage.waiting_attempts;
-    if (counted >= stage.max_attempts) return null;
-    return { delayMs: stageRetryDelayMs(counted, this.#tuning.retry), waiting: false };
   }
 
   /** The stage row a worker report is about, or why the report is stale. */
@@ -423,34 +421,7 @@ export class JobStateMachine {
     return [...job.inputs, ...stages.filter((s) => upstream.has(s.stage)).flatMap((s) => s.outputs)];
   }
 
-  #event(
-    job: JobRow,
-    stages: StageRow[],
-    about: {
-      stage?: Stage;
-      stageStatus?: NonNullable<JobEvent['stage_status']>;
-      error?: MessageError;
-    },
-  ): OutboxMessage {
-    const event: JobEvent = {
-      type: 'job.event',
-      message_id: randomUUID(),
-      job_id: job.job_id,
-      organization_id: job.organization_id,
-      match_id: job.match_id,
-      created_at: new Date().toISOString(),
-      status: job.status,
-      progress: job.status === 'completed' ? 1 : jobProgress(stages),
-      ...(about.stage ? { stage: about.stage } : {}),
-      ...(about.stageStatus ? { stage_status: about.stageStatus } : {}),
-      ...(about.error
-        ? { error: { code: about.error.code, message: about.error.message, retriable: about.error.retriable } }
-        : {}),
-    };
-    return {
-      topic: this.#topics.events,
-      key: jobKey(job.organization_id, job.match_id),
-      payload: event as unknown as Record<string, unknown>,
-    };
+  #event(job: JobRow, stages: StageRow[], about: EventAbout): OutboxMessage {
+    return jobEventMessage(this.#topics, job, jobProgress(stages), about);
   }
 }

@@ -345,6 +345,7 @@ export class WorkerRuntime {
       stage: task.stage,
       attempt: task.attempt,
       worker_id: this.workerId,
+      task_message_id: task.message_id,
     };
   }
 

@@ -11,7 +11,7 @@ export async function dispatched(db: Database, t: StageTask): Promise<StageTask>
   await db.query(
     `INSERT INTO job_stages (job_id, stage, status, attempt, max_attempts, model_version, task_message_id)
      VALUES ($1, $2, 'dispatched', $3, 3, $4, $5)
-     ON CONFLICT (job_id, stage) DO UPDATE SET status = 'dispatched', attempt = EXCLUDED.attempt,
+     ON CONFLICT (job_id, stage, segment_index) DO UPDATE SET status = 'dispatched', attempt = EXCLUDED.attempt,
        task_message_id = EXCLUDED.task_message_id`,
     [t.job_id, t.stage, t.attempt, t.model_version, t.message_id],
   );

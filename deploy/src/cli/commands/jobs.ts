@@ -21,15 +21,19 @@ Commands:
   list [--status S] [--org ID] [--match ID] [--limit N] [--json]
                                  newest first; S: queued|running|completed|failed|cancelled
   show ID [--json]               one job with its stages, attempts, outputs, errors
-  reprocess ID --from STAGE --model-version V [--reason TEXT]
-                                 re-run from STAGE (and everything after it) with model version V
-  cancel ID [--reason TEXT]      stop dispatching; workers abort its running tasks
+  reprocess ID --from STAGE --model-version V [--reason TEXT] [--segments A-B]
+                                 re-run from STAGE (and everything after it) with model version V;
+                                 a match job: only segments A..B (sequential stages also after B)
+  cancel ID [--reason TEXT] [--segments A-B]
+                                 stop dispatching; workers abort its running tasks;
+                                 a match job: only segments A..B (the match goes on without them)
+  end ID [--last-slot N]         a match job: the match is over (as the edge's end marker says)
   -h, --help
 
 Exit status: 0 done, 1 job not found or refused, 2 usage or configuration error.
 `;
 
-/** `polyvision jobs list|show|reprocess|cancel`. */
+/** `polyvision jobs list|show|reprocess|cancel|end`. */
 export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandLine('jobs', HELP, () => parse(argv));
   if (typeof parsed === 'number') return parsed;
@@ -67,17 +71,27 @@ export async function run(argv: string[]): Promise<number> {
         return 0;
       }
       case 'reprocess':
-      case 'cancel': {
+      case 'cancel':
+      case 'end': {
         if (!id) return usage(`${command} needs a job id`);
+        const segments = values.segments === undefined ? undefined : parseSegments(values.segments);
+        if (segments === null) return usage('--segments needs a range A-B of segment indexes (A <= B)');
+        const lastSlot = values['last-slot'] === undefined ? undefined : Number(values['last-slot']);
+        if (lastSlot !== undefined && !(Number.isSafeInteger(lastSlot) && lastSlot >= 0)) {
+          return usage('--last-slot needs a slot number');
+        }
         const job = await getJob(db, id);
         if (!job) return notFound(id);
+        if ((segments || command === 'end') && job.kind !== 'match') {
+          return usage(`job ${id} is not a match job (--segments and end apply to match jobs)`);
+        }
         if (command === 'reprocess') {
           if (!values.from || !(STAGES as readonly string[]).includes(values.from)) {
             return usage(`reprocess needs --from one of ${STAGES.join(', ')}`);
           }
           if (!values['model-version']) return usage('reprocess needs --model-version');
           if (!job.stages.some((s) => s.stage === values.from)) return usage(`job ${id} has no stage ${values.from}`);
-          if (job.status === 'running' || job.status === 'queued') {
+          if (!segments && (job.status === 'running' || job.status === 'queued')) {
             process.stderr.write(`jobs: job ${id} is ${job.status}; cancel it or wait before reprocessing\n`);
             return 1;
           }
@@ -90,13 +104,14 @@ export async function run(argv: string[]): Promise<number> {
         const producer = bus.createProducer();
         try {
           const client = new JobCommandClient(producer, config.POLYVISION_TOPIC_PREFIX);
-          if (command === 'cancel') await client.cancel(job, values.reason);
+          if (command === 'cancel') await client.cancel(job, values.reason, segments);
+          else if (command === 'end') await client.end(job, 'operator', lastSlot);
           else {
             const from = values.from as Stage;
             const versions: Partial<Record<Stage, string>> = {};
             const downstream = job.stages.map((s) => s.stage as Stage);
             for (const stage of downstream.slice(downstream.indexOf(from))) versions[stage] = values['model-version']!;
-            await client.reprocess(job, from, versions, values.reason);
+            await client.reprocess(job, from, versions, values.reason, segments);
           }
         } finally {
           await producer.close();
@@ -130,9 +145,20 @@ function parse(argv: string[]) {
       from: { type: 'string' },
       'model-version': { type: 'string' },
       reason: { type: 'string' },
+      segments: { type: 'string' },
+      'last-slot': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
+}
+
+/** `A-B` (or `A`) as a segment range; null when malformed. */
+function parseSegments(text: string): { from_index: number; to_index: number } | null {
+  const m = /^(\d{1,7})(?:-(\d{1,7}))?$/.exec(text.trim());
+  if (!m) return null;
+  const from = Number(m[1]);
+  const to = m[2] === undefined ? from : Number(m[2]);
+  return from <= to ? { from_index: from, to_index: to } : null;
 }
 
 function usage(message: string): number {
@@ -152,6 +178,24 @@ function summary(job: JobView): string {
     `${job.progress_percent.toFixed(0).padStart(3)}%`,
     `${job.organization_id}:${job.match_id}`,
     job.created_at,
+    ...(job.match ? [matchLine(job)] : []),
+  ].join('  ');
+}
+
+/** A match job's progress in one line: segments, per-stage processed, lag, gaps. */
+function matchLine(job: JobView): string {
+  const m = job.match!;
+  const processed = Object.entries(m.processed)
+    .map(([stage, n]) => `${stage} ${n}`)
+    .join(' ');
+  return [
+    m.live ? 'live' : `ended (${m.ended_by}) at segment ${m.final_index}`,
+    `segments ${m.segments_received}`,
+    `processed ${processed}`,
+    `lag ${m.lag_segments} segments (${m.lag_s} s)`,
+    ...(m.gaps.length ? [`gaps ${m.gaps.join(',')}`] : []),
+    ...(m.segments_missing.length ? [`missing ${m.segments_missing.join(',')}`] : []),
+    ...(m.segments_cancelled.length ? [`cancelled ${m.segments_cancelled.join(',')}`] : []),
   ].join('  ');
 }
 
@@ -160,10 +204,11 @@ function details(job: JobView): string {
     `job ${job.job_id}  ${job.status}  ${job.progress_percent}%`,
     `match ${job.organization_id}:${job.match_id}  created ${job.created_at}${job.finished_at ? `  finished ${job.finished_at}` : ''}`,
   ];
+  if (job.match) lines.push(`match ${matchLine(job)}`);
   if (job.error) lines.push(`error ${JSON.stringify(job.error)}`);
   for (const s of job.stages) {
     lines.push(
-      `  ${s.stage.padEnd(8)} ${s.status.padEnd(10)} attempt ${s.attempt}/${s.max_attempts}  model ${s.model_version}  ${Math.round(s.progress * 100)}%${s.error ? `  error ${JSON.stringify(s.error)}` : ''}`,
+      `  ${s.segment_index === null ? '' : `#${String(s.segment_index).padEnd(4)} `}${s.stage.padEnd(8)} ${s.status.padEnd(10)} attempt ${s.attempt}/${s.max_attempts}  model ${s.model_version}  ${Math.round(s.progress * 100)}%${s.error ? `  error ${JSON.stringify(s.error)}` : ''}`,
     );
   }
   return `${lines.join('\n')}\n`;

@@ -1,0 +1,123 @@
+import { carryKind, SEGMENT_SEQUENTIAL_STAGES, type Stage } from '@polyvision/shared';
+import { dependenciesOf } from '../contracts/stages.ts';
+import type { StageStatus } from './job-rows.ts';
+
+/** A segment's state in `job_segments`. */
+export type SegmentState = 'received' | 'missing' | 'cancelled';
+
+/** What the plan needs of a stage row. */
+export interface PlanRow {
+  stage: Stage;
+  segment_index: number;
+  status: StageStatus;
+}
+
+/** A match job as the plan sees it. */
+export interface PlanInput {
+  /** The job's stages, in pipeline order. */
+  stages: readonly Stage[];
+  /** Known segments by index (absent: not arrived yet). */
+  segments: ReadonlyMap<number, SegmentState>;
+  rows: readonly PlanRow[];
+  /** Index of the last segment, or null while the match goes on. */
+  finalIndex: number | null;
+}
+
+/** One stage task the orchestrator may dispatch now. */
+export interface PlannedTask {
+  stage: Stage;
+  index: number;
+  /** The segment is the match's last (the end is known). */
+  final: boolean;
+  /** The segment whose `<stage>-carry` output this task reads (sequential stages), or null. */
+  carryFrom: number | null;
+}
+
+const SEQUENTIAL = new Set<Stage>(SEGMENT_SEQUENTIAL_STAGES);
+
+/**
+ * Stages that write a per-match result that must know whether the segment
+ * is the last (analyze's final report, encode's EVENT → VOD playlist): their
+ * task for segment k waits until a later segment is known or the match ended.
+ */
+export const FINAL_AWARE_STAGES: ReadonlySet<Stage> = new Set<Stage>(['analyze', 'encode']);
+
+/** Whether `stage` runs over the segments in order, carrying state (track, vcam, analyze, encode). */
+export function isSequential(stage: Stage): boolean {
+  return SEQUENTIAL.has(stage);
+}
+
+/**
+ * The received segment before `index` a sequential stage continues from:
+ * the nearest lower index that was received, skipping missing and cancelled
+ * ones. `undefined` when an index below is still unknown (a gap that may yet
+ * arrive: the stage waits), `null` when there is none (the stage starts fresh).
+ */
+export function previousReceived(
+  segments: ReadonlyMap<number, SegmentState>,
+  index: number,
+): number | null | undefined {
+  for (let k = index - 1; k >= 0; k--) {
+    const state = segments.get(k);
+    if (state === undefined) return undefined;
+    if (state === 'received') return k;
+  }
+  return null;
+}
+
+/**
+ * Which pending stage rows of a match job can be dispatched now:
+ * - a per-segment stage (`stitch`, `detect`) of any received segment once
+ *   its dependencies on that segment are completed (segments fan out);
+ * - a sequential stage for segment k once its dependencies on k are
+ *   completed and its own run on the previous received segment is
+ *   completed (every index below k must be known: a gap holds it back);
+ * - analyze/encode ({@link FINAL_AWARE_STAGES}) additionally once a later
+ *   segment is known or the end of the match is.
+ * Rows of segments that are not `received` are never dispatched.
+ */
+export function dispatchableTasks(input: PlanInput): PlannedTask[] {
+  const status = new Map<string, StageStatus>();
+  for (const row of input.rows) status.set(`${row.stage}:${row.segment_index}`, row.status);
+  const maxKnown = Math.max(-1, ...input.segments.keys());
+  const out: PlannedTask[] = [];
+  for (const row of input.rows) {
+    if (row.status !== 'pending') continue;
+    const k = row.segment_index;
+    if (input.segments.get(k) !== 'received') continue;
+    const deps = dependenciesOf(row.stage, input.stages);
+    if (!deps.every((dep) => status.get(`${dep}:${k}`) === 'completed')) continue;
+    let carryFrom: number | null = null;
+    if (isSequential(row.stage)) {
+      const previous = previousReceived(input.segments, k);
+      if (previous === undefined) continue;
+      if (previous !== null && status.get(`${row.stage}:${previous}`) !== 'completed') continue;
+      carryFrom = previous;
+    }
+    if (FINAL_AWARE_STAGES.has(row.stage) && input.finalIndex === null && maxKnown <= k) continue;
+    out.push({ stage: row.stage, index: k, final: input.finalIndex === k, carryFrom });
+  }
+  return out;
+}
+
+/** Indexes below the highest known one (or the final index) that have not arrived: gaps, ascending. */
+export function segmentGaps(segments: ReadonlyMap<number, SegmentState>, finalIndex: number | null): number[] {
+  const top = finalIndex ?? Math.max(-1, ...segments.keys());
+  const gaps: number[] = [];
+  for (let k = 0; k <= top; k++) if (!segments.has(k)) gaps.push(k);
+  return gaps;
+}
+
+/**
+ * Whether the match job is done: the end is known, every index up to the
+ * final one is known (received, missing or cancelled), and every stage row
+ * of every received segment is completed.
+ */
+export function matchComplete(input: PlanInput): boolean {
+  if (input.finalIndex === null) return false;
+  if (segmentGaps(input.segments, input.finalIndex).length > 0) return false;
+  return input.rows.every((row) => input.segments.get(row.segment_index) !== 'received' || row.status === 'completed');
+}
+
+/** The artifact kind a sequential stage's task reads from its previous segment's run. */
+export { carryKind };

@@ -1,0 +1,70 @@
+import type { Stage } from '@polyvision/shared';
+import { describe, expect, it } from 'vitest';
+import type { StageStatus } from '../../src/orchestrator/state/job-rows.ts';
+import {
+  dispatchableTasks,
+  matchComplete,
+  type PlanRow,
+  type SegmentState,
+  segmentGaps,
+} from '../../src/orchestrator/state/segment-plan.ts';
+
+const STAGES: Stage[] = ['detect', 'track', 'vcam', 'analyze', 'encode'];
+const rows = (spec: Record<number, Partial<Record<Stage, StageStatus>>>): PlanRow[] =>
+  Object.entries(spec).flatMap(([k, statuses]) =>
+    STAGES.map((stage) => ({ stage, segment_index: Number(k), status: statuses[stage] ?? 'pending' })),
+  );
+const done = {
+  detect: 'completed',
+  track: 'completed',
+  vcam: 'completed',
+  analyze: 'completed',
+  encode: 'completed',
+} as const;
+const plan = (segments: Record<number, SegmentState>, r: PlanRow[], finalIndex: number | null = null) =>
+  dispatchableTasks({
+    stages: STAGES,
+    segments: new Map(Object.entries(segments).map(([k, s]) => [Number(k), s])),
+    rows: r,
+    finalIndex,
+  }).map((t) => `${t.stage}:${t.index}${t.final ? ':final' : ''}${t.carryFrom === null ? '' : `<${t.carryFrom}`}`);
+
+describe('segment plan', () => {
+  it('fans detect out over received segments; a sequential stage waits for its previous segment and for gaps', () => {
+    expect(plan({ 0: 'received', 2: 'received' }, rows({ 0: {}, 2: {} }))).toEqual(['detect:0', 'detect:2']);
+    const r = rows({ 0: { detect: 'completed' }, 2: { detect: 'completed' } });
+    expect(plan({ 0: 'received', 2: 'received' }, r)).toEqual(['track:0']);
+    // Segment 1 given up (missing): track on 2 continues from 0's carry once track 0 is done.
+    const r2 = rows({ 0: { detect: 'completed', track: 'completed' }, 2: { detect: 'completed' } });
+    expect(plan({ 0: 'received', 1: 'missing', 2: 'received' }, r2)).toEqual(['vcam:0', 'analyze:0', 'track:2<0']);
+  });
+
+  it('holds analyze and encode of the newest segment until a later one or the end is known, then marks it final', () => {
+    const r = rows({ 0: { detect: 'completed', track: 'completed', vcam: 'completed' } });
+    expect(plan({ 0: 'received' }, r)).toEqual([]);
+    expect(plan({ 0: 'received' }, r, 0)).toEqual(['analyze:0:final']);
+    expect(plan({ 0: 'received', 1: 'received' }, [...r, ...rows({ 1: {} })])).toEqual(['analyze:0', 'detect:1']);
+  });
+
+  it('completes when the end is known, no gap is left and every received segment went through every stage', () => {
+    const input = (segments: Record<number, SegmentState>, r: PlanRow[], finalIndex: number | null) => ({
+      stages: STAGES,
+      segments: new Map(Object.entries(segments).map(([k, s]) => [Number(k), s])),
+      rows: r,
+      finalIndex,
+    });
+    expect(matchComplete(input({ 0: 'received' }, rows({ 0: done }), null))).toBe(false);
+    expect(matchComplete(input({ 0: 'received' }, rows({ 0: done }), 1))).toBe(false);
+    expect(matchComplete(input({ 0: 'received', 1: 'cancelled' }, rows({ 0: done, 1: {} }), 1))).toBe(true);
+    expect(
+      segmentGaps(
+        new Map([
+          [0, 'received'],
+          [3, 'received'],
+        ]),
+        null,
+      ),
+    ).toEqual([1, 2]);
+    expect(segmentGaps(new Map([[0, 'received']]), 2)).toEqual([1, 2]);
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * The end of a match travels to the core: once the recording window closed,
+ * the MatchRecorder spools `match-end` (an artifact whose seq is the last
+ * panorama slot), uploaded as `match-end-<slot>.json`, which ingest turns
+ * into the match job's `match.end` (shared `matchEndSlot`).
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type MatchEndMarker, matchEndSlot, panoramaSegmentSlot } from '@polyvision/shared';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Alarms } from '../src/alarms/index.ts';
+import { MatchRecorder } from '../src/recording/index.ts';
+import { Spool, uploadFileName } from '../src/spool/index.ts';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'edge-end-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('end-of-match marker', () => {
+  it('is spooled once after the last panorama, named with its slot, and not for a match without panoramas', async () => {
+    const alarms = new Alarms();
+    const spool = await Spool.open({ dir: join(dir, 'spool'), alarms, minFreeBytes: 0 });
+    try {
+      const recorder = (matchId: string) =>
+        new MatchRecorder({ matchId, cameras: [], segmentDurationS: 10, spool, alarms, stitcher: null });
+      for (const slot of [178_000_001, 178_000_000, 178_000_002]) {
+        const path = join(dir, `${slot}.mp4`);
+        await writeFile(path, `panorama ${slot}`);
+        const row = await spool.add(path, { matchId: 'm-1', kind: 'panorama', source: 'panorama', seq: slot });
+        // Ingest reads the slot of the edge's panorama names.
+        expect(panoramaSegmentSlot(uploadFileName(row), 'm-1')).toBe(slot);
+      }
+      expect(await recorder('m-1').spoolEndMarker()).toBe(true);
+      expect(await recorder('m-1').spoolEndMarker()).toBe(false); // once per match
+      const markers = spool.journal.all().filter((r) => r.kind === 'artifact');
+      expect(markers).toHaveLength(1);
+      const marker = markers[0]!;
+      expect(uploadFileName(marker)).toBe('match-end-178000002.json');
+      expect(matchEndSlot(uploadFileName(marker))).toBe(178_000_002);
+      const body = JSON.parse(await readFile(spool.pathOf(marker), 'utf8')) as MatchEndMarker;
+      expect(body).toMatchObject({
+        match_id: 'm-1',
+        last_slot: 178_000_002,
+        panorama_segments: 3,
+        segment_duration_s: 10,
+      });
+      expect(await recorder('m-2').spoolEndMarker()).toBe(false);
+      expect(spool.journal.all().filter((r) => r.matchId === 'm-2')).toHaveLength(0);
+    } finally {
+      spool.close();
+    }
+  });
+});
