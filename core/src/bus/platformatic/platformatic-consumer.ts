@@ -19,6 +19,10 @@
  *   lanes that may run, and resumed below half of it.
  * - A stream that fails (broker gone for longer than the client's retries) is
  *   opened again after a backoff, for as long as the consumer is open.
+ * - A session timeout below the broker's `group.min.session.timeout.ms`
+ *   (Kafka's default is 6 s; the project's template sets 1 s) is raised to that
+ *   minimum with a process warning (`POLYVISION_KAFKA_SESSION_TIMEOUT`) instead
+ *   of failing the join: failover is then slower than configured, not broken.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -31,6 +35,7 @@ import {
 } from '@platformatic/kafka';
 import { PolyvisionError } from '@polyvision/shared';
 import type { BusConsumer, BusRecord, ConsumerOptions, EachMessageContext, RunHandlers } from '../message-bus.ts';
+import { brokerMinSessionTimeoutMs, isInvalidSessionTimeout } from './session-timeout.ts';
 
 /** Records waiting in runnable lanes above which the stream stops fetching. */
 const MAX_BUFFERED = 2_000;
@@ -60,6 +65,9 @@ export interface PlatformaticConnection {
 
 export class PlatformaticConsumer implements BusConsumer {
   readonly #options: ConsumerOptions;
+  readonly #connection: PlatformaticConnection;
+  /** The session timeout the group runs with (the option, or the broker's minimum when that is higher). */
+  #sessionTimeoutMs: number;
   readonly #consumer: Consumer<string, string, string, string>;
   readonly #lanes = new Map<string, Lane>();
   readonly #assigned = new Set<string>();
@@ -76,7 +84,9 @@ export class PlatformaticConsumer implements BusConsumer {
 
   constructor(connection: PlatformaticConnection, options: ConsumerOptions) {
     this.#options = options;
+    this.#connection = connection;
     const sessionTimeoutMs = options.sessionTimeoutMs ?? 10_000;
+    this.#sessionTimeoutMs = sessionTimeoutMs;
     this.#consumer = new Consumer({
       clientId: connection.clientId,
       bootstrapBrokers: connection.brokers,
@@ -104,7 +114,21 @@ export class PlatformaticConsumer implements BusConsumer {
       throw new PolyvisionError('bus_no_handler', 'run() needs eachMessage or eachBatch');
     }
     this.#handlers = handlers;
-    await this.#openStream();
+    try {
+      await this.#openStream();
+    } catch (error) {
+      if (!isInvalidSessionTimeout(error)) throw error;
+      const minimumMs = await brokerMinSessionTimeoutMs(this.#connection);
+      if (minimumMs === null || minimumMs <= this.#sessionTimeoutMs) throw error;
+      process.emitWarning(
+        `Kafka group ${this.#options.groupId}: session timeout ${this.#sessionTimeoutMs} ms is below the broker's ` +
+          `group.min.session.timeout.ms (${minimumMs} ms); running with ${minimumMs} ms. Set group.min.session.timeout.ms=1000 ` +
+          'on the broker (deploy/services/kafka/server.properties.template) for the configured failover time.',
+        { code: 'POLYVISION_KAFKA_SESSION_TIMEOUT' },
+      );
+      this.#sessionTimeoutMs = minimumMs;
+      await this.#openStream();
+    }
   }
 
   pause(topic: string, partitions?: number[]): void {
@@ -135,6 +159,12 @@ export class PlatformaticConsumer implements BusConsumer {
           : MessagesStreamFallbackModes.LATEST,
       autocommit: false,
       maxWaitTime: MAX_WAIT_MS,
+      sessionTimeout: this.#sessionTimeoutMs,
+      rebalanceTimeout: Math.max(this.#sessionTimeoutMs, 10_000),
+      heartbeatInterval: Math.min(
+        this.#options.heartbeatIntervalMs ?? Math.floor(this.#sessionTimeoutMs / 3),
+        Math.floor(this.#sessionTimeoutMs / 3),
+      ),
     });
     this.#stream = stream;
     this.#streamPaused = false;
