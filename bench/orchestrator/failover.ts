@@ -45,21 +45,31 @@ const world = await benchWorld({ sessionTimeoutMs, heartbeatIntervalMs, client, 
 const loadAtStart = loadavg();
 const outliers: Array<{ signal: string; run: number; ms: number; victim: string; survivorsLog: string[] }> = [];
 const { harness: h } = world;
+let stop = false;
 try {
   for (let i = 0; i < 3; i++) await world.startReplica();
   await world.spreadOver(world.replicas.map((r) => r.instance));
   await h.startWorker({ sleepMs: 5 });
-  let stop = false;
   let submitted = 0;
+  let submitErrors = 0;
   const load = (async () => {
     while (!stop) {
-      await h.client.submit({
-        organization_id: `org-${submitted % 7}`,
-        match_id: `m-${randomBytes(4).toString('hex')}`,
-        inputs: [PANORAMA],
-        stages: ['detect'],
-      });
-      submitted += 1;
+      // A failed submission (the harness closing after an error) must not end the process before the error shows.
+      await h.client
+        .submit({
+          organization_id: `org-${submitted % 7}`,
+          match_id: `m-${randomBytes(4).toString('hex')}`,
+          inputs: [PANORAMA],
+          stages: ['detect'],
+        })
+        .then(
+          () => {
+            submitted += 1;
+          },
+          () => {
+            submitErrors += 1;
+          },
+        );
       await sleep(1000 / ratePerS);
     }
   })();
@@ -135,9 +145,11 @@ try {
     load_average_start: loadAtStart.map((l) => Math.round(l * 100) / 100),
     load_average_end: loadavg().map((l) => Math.round(l * 100) / 100),
     submitted_jobs: submitted,
+    submit_errors: submitErrors,
     ...summary,
     outliers,
   });
 } finally {
+  stop = true;
   await world.close();
 }
