@@ -1,7 +1,7 @@
 /**
  * One leader-election contender process for bench/leadership/failover.ts.
  *
- *   node bench/leadership/contender.ts <redisUrl> <key> <leaseMs> <id>
+ *   node bench/leadership/contender.ts <redisUrl> <key> <leaseMs> <id> [notify]
  *
  * Campaigns for `key` on Redis with the production Elections code, and
  * writes one JSON line per event on stdout:
@@ -11,6 +11,8 @@
  * `released` and `lost` are written when the leadership's signal aborts,
  * i.e. when this process stops acting as leader (for a release: before the
  * compare-and-delete is sent).
+ * With `notify`, the store gets a subscriber connection: followers hear the
+ * release notice (Redis pub/sub) and try at once instead of at their next retry.
  * SIGTERM releases leadership (compare-and-delete) and exits 0; EOF on stdin
  * (the parent went away) exits at once.
  */
@@ -18,7 +20,7 @@
 import { Elections, RedisTtlStore } from '../../shared/src/leadership/index.ts';
 import { Redis } from './redis-client.ts';
 
-const [redisUrl, key, leaseArg, id] = process.argv.slice(2);
+const [redisUrl, key, leaseArg, id, notify] = process.argv.slice(2);
 if (!redisUrl || !key || !leaseArg || !id) {
   process.stderr.write('usage: contender.ts <redisUrl> <key> <leaseMs> <id>\n');
   process.exit(2);
@@ -32,7 +34,8 @@ const emit = (event: string, extra: Record<string, unknown> = {}): void => {
 };
 
 const redis = new Redis(redisUrl);
-const elections = new Elections(new RedisTtlStore(redis));
+const subscriber = notify === 'notify' ? new Redis(redisUrl) : undefined;
+const elections = new Elections(new RedisTtlStore(redis, subscriber ? { subscriber } : {}));
 const stop = new AbortController();
 const value = `${id}:${process.pid}`;
 
@@ -42,6 +45,7 @@ process.once('SIGTERM', () => {
   stop.abort();
   void elections.close().finally(() => {
     redis.disconnect();
+    subscriber?.disconnect();
     process.exit(0);
   });
 });

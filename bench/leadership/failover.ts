@@ -3,6 +3,12 @@
  *
  *   node bench/leadership/failover.ts [--quick]
  *   node bench/leadership/failover.ts --lease 30000 [--reps 5]   # one lease, no stall arms
+ *   node bench/leadership/failover.ts --lease 6000 --notify --stalls   # as shipped (capacity monitor)
+ *
+ * `--notify` gives contenders a subscriber connection (release notices on
+ * Redis pub/sub, `RedisTtlStore` option `subscriber`) and runs the graceful
+ * arm twice, without and with notices, side by side. `--stalls` keeps the
+ * stall arms for the `--lease` given.
  *
  * `--lease 30000` measures the lease the services ship (the capacity
  * monitor's `CAPACITY_MONITOR_LEADER_TTL` = 30 s, the reconciler's 30 s) with
@@ -23,7 +29,7 @@
 import { once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -46,10 +52,12 @@ const argValue = (name: string): number | undefined => {
   return value;
 };
 const onlyLeaseMs = argValue('--lease');
+const notify = process.argv.includes('--notify');
+const stallsForLease = process.argv.includes('--stalls');
 const repsArg = argValue('--reps');
 const here = new URL('.', import.meta.url);
 const resultsPath = new URL(
-  `../results/leadership-failover${onlyLeaseMs ? `.lease-${onlyLeaseMs}` : ''}${quick ? '.quick' : ''}.json`,
+  `../results/leadership-failover${onlyLeaseMs ? `.lease-${onlyLeaseMs}` : ''}${notify ? '.notify' : ''}${quick ? '.quick' : ''}.json`,
   import.meta.url,
 );
 
@@ -104,11 +112,13 @@ class Field {
   readonly #redisUrl: string;
   readonly #key: string;
   readonly #leaseMs: number;
+  readonly #notify: boolean;
 
-  constructor(redisUrl: string, key: string, leaseMs: number) {
+  constructor(redisUrl: string, key: string, leaseMs: number, withNotices = false) {
     this.#redisUrl = redisUrl;
     this.#key = key;
     this.#leaseMs = leaseMs;
+    this.#notify = withNotices;
   }
 
   /** Starts one contender and waits until it campaigns. */
@@ -116,7 +126,14 @@ class Field {
     const id = `c${this.#next++}`;
     const child = spawnChild(
       process.execPath,
-      [new URL('contender.ts', here).pathname, this.#redisUrl, this.#key, String(this.#leaseMs), id],
+      [
+        new URL('contender.ts', here).pathname,
+        this.#redisUrl,
+        this.#key,
+        String(this.#leaseMs),
+        id,
+        ...(this.#notify ? ['notify'] : []),
+      ],
       { stdin: 'pipe', killTimeoutMs: 2_000 },
     );
     child.done.catch(() => undefined);
@@ -182,6 +199,8 @@ interface ArmResult {
   leaseMs: number;
   retryIntervalMs: number;
   kind: 'crash' | 'graceful';
+  /** Followers had release notices (Redis pub/sub). */
+  notify: boolean;
   repetitions: number;
   samplesMs: number[];
   minMs: number;
@@ -214,8 +233,9 @@ async function failoverArm(
   leaseMs: number,
   kind: 'crash' | 'graceful',
   repetitions: number,
+  withNotices = false,
 ): Promise<ArmResult> {
-  const field = new Field(redisUrl, `bench:failover:${kind}:${leaseMs}:${Date.now()}`, leaseMs);
+  const field = new Field(redisUrl, `bench:failover:${kind}:${leaseMs}:${Date.now()}`, leaseMs, withNotices);
   const samples: number[] = [];
   let overlaps = 0;
   const killed = new Set<string>();
@@ -238,7 +258,7 @@ async function failoverArm(
       await field.add();
       leader = next;
       process.stdout.write(
-        `  ${kind} lease ${leaseMs} ms rep ${rep + 1}/${repetitions}: ${round(next.atMs - t0)} ms\n`,
+        `  ${kind}${withNotices ? ' (notify)' : ''} lease ${leaseMs} ms rep ${rep + 1}/${repetitions}: ${round(next.atMs - t0)} ms\n`,
       );
     }
   } finally {
@@ -258,6 +278,7 @@ async function failoverArm(
     leaseMs,
     retryIntervalMs: defaultRetryIntervalMs(leaseMs),
     kind,
+    notify: withNotices,
     repetitions,
     expectedRangeMs:
       kind === 'crash'
@@ -291,7 +312,7 @@ async function stallArm(
   stalls: number,
   stallMs = 1_000,
 ): Promise<StallResult> {
-  const field = new Field(redis.url, `bench:stall:${method}:${leaseMs}:${Date.now()}`, leaseMs);
+  const field = new Field(redis.url, `bench:stall:${method}:${leaseMs}:${Date.now()}`, leaseMs, notify);
   try {
     for (let i = 0; i < 3; i += 1) await field.add();
     await field.waitFor((e) => e.event === 'leader', leaseMs * 3);
@@ -339,10 +360,12 @@ async function main(): Promise<void> {
   try {
     for (const leaseMs of leases) {
       for (const kind of ['crash', 'graceful'] as const) {
-        arms.push(await failoverArm(redis.url, leaseMs, kind, reps(leaseMs, kind)));
+        arms.push(await failoverArm(redis.url, leaseMs, kind, reps(leaseMs, kind), kind === 'crash' && notify));
+        if (kind === 'graceful' && notify)
+          arms.push(await failoverArm(redis.url, leaseMs, kind, reps(leaseMs, kind), true));
       }
     }
-    for (const leaseMs of onlyLeaseMs ? [] : [2_000, DEFAULT_LEASE_MS]) {
+    for (const leaseMs of onlyLeaseMs ? (stallsForLease ? [onlyLeaseMs] : []) : [2_000, DEFAULT_LEASE_MS]) {
       for (const method of ['client-pause', 'sigstop'] as const) {
         stallResults.push(await stallArm(redis, leaseMs, method, quick ? 2 : 8));
       }
@@ -365,7 +388,8 @@ async function main(): Promise<void> {
   const def = { crash: byArm(DEFAULT_LEASE_MS, 'crash'), graceful: byArm(DEFAULT_LEASE_MS, 'graceful') };
   const result = {
     benchmark: 'leadership-failover',
-    command: `node bench/leadership/failover.ts${quick ? ' --quick' : ''}${onlyLeaseMs ? ` --lease ${onlyLeaseMs}` : ''}${repsArg ? ` --reps ${repsArg}` : ''}`,
+    command: `node bench/leadership/failover.ts${quick ? ' --quick' : ''}${onlyLeaseMs ? ` --lease ${onlyLeaseMs}` : ''}${repsArg ? ` --reps ${repsArg}` : ''}${notify ? ' --notify' : ''}${stallsForLease ? ' --stalls' : ''}`,
+    loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
     startedAt,
     finishedAt: new Date().toISOString(),
     host: { cpus: cpus().length, node: process.version, redis: redis.version },
@@ -385,10 +409,10 @@ async function main(): Promise<void> {
   };
   await mkdir(new URL('.', resultsPath), { recursive: true });
   await writeFile(resultsPath, `${JSON.stringify(result, null, 2)}\n`);
-  process.stdout.write('\nlease_ms kind      reps  min_ms  median_ms  p99_ms  overlaps  losses\n');
+  process.stdout.write('\nlease_ms kind      notify reps  min_ms  median_ms  p99_ms  overlaps  losses\n');
   for (const a of arms) {
     process.stdout.write(
-      `${String(a.leaseMs).padEnd(8)} ${a.kind.padEnd(9)} ${String(a.repetitions).padEnd(5)} ${String(a.minMs).padEnd(7)} ${String(a.medianMs).padEnd(10)} ${String(a.p99Ms).padEnd(7)} ${String(a.overlaps).padEnd(9)} ${a.unexpectedLosses}\n`,
+      `${String(a.leaseMs).padEnd(8)} ${a.kind.padEnd(9)} ${String(a.notify).padEnd(6)} ${String(a.repetitions).padEnd(5)} ${String(a.minMs).padEnd(7)} ${String(a.medianMs).padEnd(10)} ${String(a.p99Ms).padEnd(7)} ${String(a.overlaps).padEnd(9)} ${a.unexpectedLosses}\n`,
     );
   }
   for (const s of stallResults) {

@@ -5,7 +5,7 @@
  * counting test stage. Reuses the orchestrator test helpers.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { KafkaBus } from '../../core/src/bus/kafka/kafka-bus.ts';
+import { createMessageBus, type KafkaClientName } from '../../core/src/bus/create-bus.ts';
 import { PgDatabase } from '../../core/src/db/drivers/pg-database.ts';
 import { randomSchema } from '../../core/test/orchestrator/support/databases.ts';
 import { Harness } from '../../core/test/orchestrator/support/harness.ts';
@@ -36,12 +36,17 @@ export async function serviceEnv(): Promise<{ kafka: string; db: string; redis: 
 
 export async function benchWorld(options: {
   sessionTimeoutMs: number;
+  /** @defaultValue max(100, session / 10) */
+  heartbeatIntervalMs?: number;
+  /** Kafka client of the orchestrator processes and the harness (`KAFKA_CLIENT`). @defaultValue the environment's, else platformatic */
+  client?: KafkaClientName;
   extraEnv?: Record<string, string>;
 }): Promise<BenchWorld> {
   const urls = await serviceEnv();
   const schema = randomSchema('bench');
   const db = new PgDatabase({ connectionString: urls.db, schema, maxConnections: 20 });
-  const harness = new Harness(new KafkaBus({ brokers: urls.kafka.split(','), clientId: 'orchestrator-bench' }), db);
+  const client = options.client ?? process.env.KAFKA_CLIENT ?? 'platformatic';
+  const harness = new Harness(createMessageBus(urls.kafka, 'orchestrator-bench', client), db);
   await harness.setup();
   await harness.bus.ensureTopics([{ topic: `${harness.prefix}.jobs.commands`, partitions: 12 }]);
   const replicas: OrchestratorProcess[] = [];
@@ -68,7 +73,10 @@ export async function benchWorld(options: {
         REDIS_KEY_PREFIX: `${harness.prefix}:`,
         POLYVISION_TOPIC_PREFIX: harness.prefix,
         ORCHESTRATOR_SESSION_TIMEOUT_MS: String(options.sessionTimeoutMs),
-        ORCHESTRATOR_HEARTBEAT_INTERVAL_MS: String(Math.max(100, Math.floor(options.sessionTimeoutMs / 10))),
+        ORCHESTRATOR_HEARTBEAT_INTERVAL_MS: String(
+          options.heartbeatIntervalMs ?? Math.max(100, Math.floor(options.sessionTimeoutMs / 10)),
+        ),
+        KAFKA_CLIENT: client,
         ORCHESTRATOR_RELAY_POLL_INTERVAL_MS: '100',
         LOG_LEVEL: 'error',
         ...options.extraEnv,

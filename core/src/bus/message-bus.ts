@@ -1,7 +1,8 @@
 /**
  * The `MessageBus` port: Kafka-style topics with partitions, keyed
  * partitioning, consumer groups with manual commits. Drivers: Kafka through
- * kafkajs (`kafka/`) and in-memory (`memory/`) for the embedded default.
+ * `@platformatic/kafka` (`platformatic/`, the default) or kafkajs (`kafka/`,
+ * `KAFKA_CLIENT=kafkajs`), and in-memory (`memory/`) for the embedded default.
  *
  * Delivery contract, the same for both drivers:
  * - Messages with the same key land on the same partition (Kafka's murmur2

@@ -54,11 +54,11 @@ export interface CapacityMonitorSettings {
   idleMaxFactor: number;
 }
 
-/** The seed's defaults, in milliseconds. */
+/** The seed's defaults, in milliseconds, except the leader lease: 6 s renewed every 2 s (the seed: 30 s / 10 s), measured in bench/leadership (crash failover ≈ 6 s, graceful at once with release notices). */
 export const CAPACITY_MONITOR_DEFAULTS: Readonly<CapacityMonitorSettings> = Object.freeze({
   enabled: true,
-  leaderTtlMs: 30_000,
-  leaderRenewalIntervalMs: 10_000,
+  leaderTtlMs: 6_000,
+  leaderRenewalIntervalMs: 2_000,
   baseIntervalMs: 30_000,
   maxIntervalMs: 300_000,
   httpTimeoutMs: 15_000,

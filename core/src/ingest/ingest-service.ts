@@ -82,7 +82,8 @@ export async function startIngest(
   await migrate(db);
 
   const registry = createMetricsRegistry({ service: 'ingest', labels: { instance_id: settings.instanceId } });
-  const ttlStore = new RedisTtlStore(redis, { keyPrefix: prefix });
+  // The subscriber also carries leader release notices: a gracefully stopped capacity leader is replaced at once.
+  const ttlStore = new RedisTtlStore(redis, { keyPrefix: prefix, subscriber });
   const elections = new Elections(ttlStore, { logger });
   const agent = createHttpAgent({ connections: 64 });
   const cache = new CapacityCache(redis, prefix);

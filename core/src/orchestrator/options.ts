@@ -39,9 +39,15 @@ export interface OrchestratorTuning {
   waitRetry: { initialMs: number; coefficient: number; maxMs: number };
   /** How long after a run's first dispatch waiting errors are still retried. @defaultValue 1_800_000 (30 min) */
   retryWindowMs: number;
-  /** Kafka session timeout of the orchestrator group. @defaultValue 10_000 (measured: bench/orchestrator) */
+  /**
+   * Kafka session timeout of the orchestrator group: how long a killed replica
+   * keeps its partitions. Needs the broker's `group.min.session.timeout.ms` ≤
+   * this (the project's broker template sets 1 s; Kafka's default is 6 s).
+   * Heartbeats run in the background (`@platformatic/kafka`), so a busy
+   * replica is not evicted. @defaultValue 3_000 (measured: bench/orchestrator/failover.ts)
+   */
   sessionTimeoutMs: number;
-  /** @defaultValue 1_000 */
+  /** @defaultValue 500 */
   heartbeatIntervalMs: number;
   /** How often the outbox relay looks for rows without being kicked. @defaultValue 250 */
   relayPollIntervalMs: number;
@@ -80,8 +86,8 @@ export const ORCHESTRATOR_DEFAULTS: Readonly<Omit<OrchestratorTuning, 'instanceI
   waitingErrorCodes: Object.freeze(['input_unavailable', 'storage_unavailable', 'output_unavailable']),
   waitRetry: Object.freeze({ initialMs: 2_000, coefficient: 2, maxMs: 60_000 }),
   retryWindowMs: 30 * 60_000,
-  sessionTimeoutMs: 10_000,
-  heartbeatIntervalMs: 1_000,
+  sessionTimeoutMs: 3_000,
+  heartbeatIntervalMs: 500,
   relayPollIntervalMs: 250,
   relayBatchSize: 500,
   handlerRetryBackoffMs: 500,

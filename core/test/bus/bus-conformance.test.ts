@@ -5,13 +5,20 @@ import { KafkaBus } from '../../src/bus/kafka/kafka-bus.ts';
 import { MemoryBus } from '../../src/bus/memory/memory-bus.ts';
 import type { Assignment, BusConsumer, BusRecord, MessageBus } from '../../src/bus/message-bus.ts';
 import { partitionForKey } from '../../src/bus/murmur2.ts';
+import { PlatformaticBus } from '../../src/bus/platformatic/platformatic-bus.ts';
 
 const kafkaBrokers = process.env.KAFKA_BROKERS;
 
 const drivers: Array<{ name: string; make: () => MessageBus; skip: boolean; sessionTimeoutMs: number }> = [
   { name: 'memory', make: () => new MemoryBus({ defaultPartitions: 4 }), skip: false, sessionTimeoutMs: 6_000 },
   {
-    name: 'kafka',
+    name: 'kafka (platformatic)',
+    make: () => new PlatformaticBus({ brokers: (kafkaBrokers ?? '').split(','), clientId: 'bus-test' }),
+    skip: !kafkaBrokers,
+    sessionTimeoutMs: 6_000,
+  },
+  {
+    name: 'kafka (kafkajs)',
     make: () => new KafkaBus({ brokers: (kafkaBrokers ?? '').split(','), clientId: 'bus-test' }),
     skip: !kafkaBrokers,
     sessionTimeoutMs: 6_000,

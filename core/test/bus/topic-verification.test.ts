@@ -4,13 +4,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { KafkaBus } from '../../src/bus/kafka/kafka-bus.ts';
 import { MemoryBus } from '../../src/bus/memory/memory-bus.ts';
 import type { MessageBus } from '../../src/bus/message-bus.ts';
+import { PlatformaticBus } from '../../src/bus/platformatic/platformatic-bus.ts';
 import { ensurePolyvisionTopics, polyvisionTopicSpecs } from '../../src/bus/topics.ts';
 
 const kafkaBrokers = process.env.KAFKA_BROKERS;
 const drivers: Array<{ name: string; make: () => MessageBus; skip: boolean }> = [
   { name: 'memory', make: () => new MemoryBus(), skip: false },
   {
-    name: 'kafka',
+    name: 'kafka (platformatic)',
+    make: () => new PlatformaticBus({ brokers: (kafkaBrokers ?? '').split(','), clientId: 'topic-verification-test' }),
+    skip: !kafkaBrokers,
+  },
+  {
+    name: 'kafka (kafkajs)',
     make: () => new KafkaBus({ brokers: (kafkaBrokers ?? '').split(','), clientId: 'topic-verification-test' }),
     skip: !kafkaBrokers,
   },

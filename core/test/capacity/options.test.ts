@@ -6,11 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { loadCapacityMonitorSettings, loadStorageElements } from '../../src/capacity/index.ts';
 
 describe('CAPACITY_MONITOR_* settings', () => {
-  it('has the seed defaults, in ms', () => {
+  it('has the seed defaults, in ms (the leader lease as measured: 6 s, renewed every 2 s)', () => {
     expect(loadCapacityMonitorSettings({})).toMatchObject({
       enabled: true,
-      leaderTtlMs: 30_000,
-      leaderRenewalIntervalMs: 10_000,
+      leaderTtlMs: 6_000,
+      leaderRenewalIntervalMs: 2_000,
       baseIntervalMs: 30_000,
       maxIntervalMs: 300_000,
       httpTimeoutMs: 15_000,
@@ -48,13 +48,20 @@ describe('CAPACITY_MONITOR_* settings', () => {
     expect(() => loadCapacityMonitorSettings({ CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '30' })).toThrow(
       /RENEWAL_INTERVAL/,
     );
-    // At or past the renew deadline (2/3 of the 30 s TTL) the leader would lose its lock between renewals.
-    expect(() => loadCapacityMonitorSettings({ CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '20' })).toThrow(
+    // At or past the renew deadline (2/3 of the TTL) the leader would lose its lock between renewals.
+    expect(() =>
+      loadCapacityMonitorSettings({
+        CAPACITY_MONITOR_LEADER_TTL: '30',
+        CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '20',
+      }),
+    ).toThrow(/renew deadline/);
+    expect(() => loadCapacityMonitorSettings({ CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '4' })).toThrow(
       /renew deadline/,
     );
-    expect(loadCapacityMonitorSettings({ CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '5' }).leaderRenewalIntervalMs).toBe(
-      5_000,
-    );
+    expect(
+      loadCapacityMonitorSettings({ CAPACITY_MONITOR_LEADER_TTL: '30', CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '5' })
+        .leaderRenewalIntervalMs,
+    ).toBe(5_000);
   });
 });
 

@@ -15,7 +15,7 @@ describe('orchestrator service (embedded: in-memory bus, PGlite)', () => {
     expect(() => loadOrchestratorConfig({ ORCHESTRATOR_SESSION_TIMEOUT_MS: '10' })).toThrow(
       /ORCHESTRATOR_SESSION_TIMEOUT_MS/,
     );
-    expect(loadOrchestratorConfig({}).ORCHESTRATOR_SESSION_TIMEOUT_MS).toBe(10_000);
+    expect(loadOrchestratorConfig({}).ORCHESTRATOR_SESSION_TIMEOUT_MS).toBe(3_000);
   });
 
   it('serves jobs, health and the seed metrics; a job runs end to end', async () => {

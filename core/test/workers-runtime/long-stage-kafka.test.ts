@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestKafka, type TestKafka, waitFor } from '../../../test/support/index.ts';
-import { KafkaBus } from '../../src/bus/kafka/kafka-bus.ts';
+import { createMessageBus } from '../../src/bus/create-bus.ts';
 import { testDatabaseDrivers } from '../orchestrator/support/databases.ts';
 import { Harness } from '../orchestrator/support/harness.ts';
 
@@ -9,7 +9,7 @@ const pg = testDatabaseDrivers.find((d) => d.name === 'pg')!;
 
 /** The worker group's session timeout in the harness (WORKER_SESSION_TIMEOUT_MS shortened; the broker's minimum is 6 s). */
 const SESSION_TIMEOUT_MS = 6_000;
-/** A stage four session timeouts long: without heartbeats from inside the handler the worker would be evicted. */
+/** A stage four session timeouts long: without heartbeats (the client's background ones, KAFKA_CLIENT's default) the worker would be evicted. */
 const STAGE_MS = 4 * SESSION_TIMEOUT_MS;
 
 describe.skipIf(!kafkaBrokers || pg.skip)('a long stage on the real broker', () => {
@@ -22,10 +22,10 @@ describe.skipIf(!kafkaBrokers || pg.skip)('a long stage on the real broker', () 
     await drop?.();
   });
 
-  it('keeps its worker in the group for a stage longer than the session timeout (heartbeats from the running task)', async () => {
+  it('keeps its worker in the group for a stage longer than the session timeout (the default Kafka client)', async () => {
     const opened = await pg.open();
     drop = opened.drop;
-    harness = new Harness(new KafkaBus({ brokers: kafkaBrokers!.split(','), clientId: 'long-stage-test' }), opened.db);
+    harness = new Harness(createMessageBus(kafkaBrokers, 'long-stage-test'), opened.db);
     const h = harness;
     await h.setup();
     kafka = await createTestKafka();

@@ -157,21 +157,30 @@ export class Elections {
     const retryIntervalMs = options.retryIntervalMs ?? defaultRetryIntervalMs(leaseMs);
     assertTtlMs(retryIntervalMs, 'retryIntervalMs');
     const signal = options.signal ? AbortSignal.any([options.signal, this.#closing.signal]) : this.#closing.signal;
-    for (;;) {
-      this.#assertOpen(key);
-      this.#assertNotAborted(key, options.signal);
-      try {
-        const leadership = await this.#acquireUnlessAborted(key, value, leaseMs, signal, options.renewIntervalMs);
-        if (leadership) return leadership;
-      } catch (error) {
-        if (error instanceof ValidationError || error instanceof LeadershipError) throw error;
-        this.#logger.warn({ key, err: error }, 'campaign: store unreachable, retrying');
+    // A release notice (the store's watchReleases, when it has one) ends the wait at once: graceful hand-over
+    // takes a round trip instead of up to one retry interval.
+    let wake = new AbortController();
+    const unwatch = this.#store.watchReleases?.(key, () => wake.abort());
+    try {
+      for (;;) {
+        this.#assertOpen(key);
+        this.#assertNotAborted(key, options.signal);
+        if (wake.signal.aborted) wake = new AbortController();
+        try {
+          const leadership = await this.#acquireUnlessAborted(key, value, leaseMs, signal, options.renewIntervalMs);
+          if (leadership) return leadership;
+        } catch (error) {
+          if (error instanceof ValidationError || error instanceof LeadershipError) throw error;
+          this.#logger.warn({ key, err: error }, 'campaign: store unreachable, retrying');
+        }
+        try {
+          await sleepOnClock(this.#clock, retryIntervalMs, AbortSignal.any([signal, wake.signal]));
+        } catch {
+          // aborted or woken by a release: the checks at the top of the loop throw the right error
+        }
       }
-      try {
-        await sleepOnClock(this.#clock, retryIntervalMs, signal);
-      } catch {
-        // aborted: the checks at the top of the loop throw the right error
-      }
+    } finally {
+      unwatch?.();
     }
   }
 

@@ -27,6 +27,7 @@ export class MemoryTtlStore implements TtlStore {
   readonly #entries = new Map<string, MemoryEntry>();
   /** Last term issued per key; never decreases, survives deletes. */
   readonly #terms = new Map<string, number>();
+  readonly #watchers = new Map<string, Set<() => void>>();
 
   constructor(options: MemoryTtlStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock;
@@ -61,7 +62,20 @@ export class MemoryTtlStore implements TtlStore {
     const entry = this.#live(key);
     if (!entry || entry.value !== expected) return false;
     this.#entries.delete(key);
+    for (const onRelease of this.#watchers.get(key) ?? []) queueMicrotask(onRelease);
     return true;
+  }
+
+  watchReleases(key: string, onRelease: () => void): () => void {
+    assertKey(key);
+    const watchers = this.#watchers.get(key) ?? new Set();
+    this.#watchers.set(key, watchers);
+    const watcher = () => onRelease();
+    watchers.add(watcher);
+    return () => {
+      watchers.delete(watcher);
+      if (watchers.size === 0) this.#watchers.delete(key);
+    };
   }
 
   async get(key: string): Promise<TtlRecord | null> {

@@ -40,13 +40,15 @@ return 0
 /**
  * compareAndDelete.
  * KEYS[1] record key.
- * ARGV[1] expected value.
+ * ARGV[1] expected value; ARGV[2] (optional) release channel.
  * Returns 1 when the record held ARGV[1] and was deleted, 0 otherwise.
- * The term counter is left alone.
+ * On a delete, publishes ARGV[1] on ARGV[2] (the release notice followers
+ * subscribe to). The term counter is left alone.
  */
 export const COMPARE_AND_DELETE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
+  if ARGV[2] then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
   return 1
 end
 return 0

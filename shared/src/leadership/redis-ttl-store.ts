@@ -10,7 +10,19 @@ export interface RedisTtlStoreOptions {
   keyPrefix?: string;
   /** Suffix of the per-key term counter key. @defaultValue ':term' */
   termSuffix?: string;
+  /**
+   * A dedicated ioredis connection for release notices (`client.duplicate()`;
+   * it enters subscriber mode). With it, {@link RedisTtlStore.watchReleases}
+   * subscribes to `<prefix><key>:released`, on which every successful
+   * compareAndDelete publishes (whether or not this store has a subscriber).
+   * Without it the store has no `watchReleases` and followers wait for their
+   * retry interval. The caller owns and closes it.
+   */
+  subscriber?: RedisSubscriber;
 }
+
+/** The subset of an ioredis client in subscriber mode this driver uses. */
+export type RedisSubscriber = Pick<Redis, 'subscribe' | 'unsubscribe' | 'on' | 'off'>;
 
 /** The subset of an ioredis client this driver uses. */
 export type RedisScriptClient = Pick<Redis, 'evalsha' | 'eval'>;
@@ -47,6 +59,11 @@ export class RedisTtlStore implements TtlStore {
   readonly #client: RedisScriptClient;
   readonly #keyPrefix: string;
   readonly #termSuffix: string;
+  readonly #subscriber: RedisSubscriber | undefined;
+  readonly #watchers = new Map<string, Set<() => void>>();
+  #listening = false;
+  /** Present only with the `subscriber` option (see {@link RedisTtlStoreOptions.subscriber}). */
+  readonly watchReleases?: (key: string, onRelease: () => void) => () => void;
 
   constructor(client: RedisScriptClient, options: RedisTtlStoreOptions = {}) {
     this.#client = client;
@@ -54,6 +71,8 @@ export class RedisTtlStore implements TtlStore {
     this.#termSuffix = options.termSuffix ?? ':term';
     if (this.#termSuffix.length === 0)
       throw new PolyvisionError('ttl_store_invalid_argument', 'termSuffix must not be empty');
+    this.#subscriber = options.subscriber;
+    if (this.#subscriber) this.watchReleases = (key, onRelease) => this.#watch(key, onRelease);
   }
 
   async insertIfNotExists(key: string, value: string, ttlMs: number): Promise<number | null> {
@@ -76,7 +95,7 @@ export class RedisTtlStore implements TtlStore {
   async compareAndDelete(key: string, expected: string): Promise<boolean> {
     assertKey(key);
     assertKey(expected, 'expected');
-    return Number(await this.#run(scripts.delete, [this.#key(key)], [expected])) === 1;
+    return Number(await this.#run(scripts.delete, [this.#key(key)], [expected, this.#releaseChannel(key)])) === 1;
   }
 
   async get(key: string): Promise<TtlRecord | null> {
@@ -86,6 +105,38 @@ export class RedisTtlStore implements TtlStore {
     const [value, pttl, term] = reply as [string, number, number];
     // PTTL answers -1 for a key without expiry (never written so by this driver).
     return { value: String(value), ttlMs: Math.max(0, Number(pttl)), term: Number(term) };
+  }
+
+  #releaseChannel(key: string): string {
+    return `${this.#keyPrefix}${key}:released`;
+  }
+
+  #watch(key: string, onRelease: () => void): () => void {
+    assertKey(key);
+    const subscriber = this.#subscriber!;
+    if (!this.#listening) {
+      this.#listening = true;
+      subscriber.on('message', (channel: string) => {
+        for (const wake of this.#watchers.get(channel) ?? []) wake();
+      });
+    }
+    const channel = this.#releaseChannel(key);
+    let watchers = this.#watchers.get(channel);
+    if (!watchers) {
+      watchers = new Set();
+      this.#watchers.set(channel, watchers);
+      // Best effort: while (re)subscribing, followers still retry on their interval.
+      subscriber.subscribe(channel).catch(() => undefined);
+    }
+    const watcher = () => onRelease();
+    watchers.add(watcher);
+    return () => {
+      watchers.delete(watcher);
+      if (watchers.size === 0 && this.#watchers.get(channel) === watchers) {
+        this.#watchers.delete(channel);
+        subscriber.unsubscribe(channel).catch(() => undefined);
+      }
+    };
   }
 
   #key(key: string): string {

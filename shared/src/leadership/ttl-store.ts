@@ -52,6 +52,14 @@ export interface TtlStore {
   compareAndDelete(key: string, expected: string): Promise<boolean>;
   /** @returns the live record, or `null` if the key is absent or expired. */
   get(key: string): Promise<TtlRecord | null>;
+  /**
+   * Optional release notices: calls `onRelease` whenever a holder of `key`
+   * deletes it with {@link compareAndDelete} (a graceful hand-over), so
+   * followers can try at once instead of at their next retry. Best effort:
+   * a notice may be lost (followers still retry on their interval).
+   * @returns a function that stops watching.
+   */
+  watchReleases?(key: string, onRelease: () => void): () => void;
 }
 
 /** Throws a ValidationError unless `key` is a non-empty string. */

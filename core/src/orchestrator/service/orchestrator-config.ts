@@ -30,8 +30,8 @@ export const orchestratorConfigSchema = z.object({
   /** Scrape tokens: `/metrics` and readiness details only (comma-separated). */
   METRICS_TOKENS: envTokenList(),
   ORCHESTRATOR_INSTANCE_ID: z.string().min(1).max(200).optional(),
-  ORCHESTRATOR_SESSION_TIMEOUT_MS: envInt(10_000, 1_000, 300_000),
-  ORCHESTRATOR_HEARTBEAT_INTERVAL_MS: envInt(1_000, 100, 60_000),
+  ORCHESTRATOR_SESSION_TIMEOUT_MS: envInt(3_000, 1_000, 300_000),
+  ORCHESTRATOR_HEARTBEAT_INTERVAL_MS: envInt(500, 100, 60_000),
   ORCHESTRATOR_STAGE_MAX_ATTEMPTS: envInt(3, 1, 100),
   ORCHESTRATOR_RETRY_INITIAL_MS: envInt(1_000, 1, 3_600_000),
   ORCHESTRATOR_RETRY_MAX_MS: envInt(100_000, 1, 86_400_000),
