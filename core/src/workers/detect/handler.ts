@@ -6,6 +6,7 @@ import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
 import { DETECTION_CLASSES, type DetectionClass, type DetectOptions } from './detect-options.ts';
 import { Detector } from './detector.ts';
+import { readModelCard } from './model/model-card.ts';
 import { runDetect } from './run-detect.ts';
 import {
   type ArtifactIo,
@@ -86,7 +87,7 @@ export const detectEnvSchema = z.object({
     .regex(/^[0-9a-fA-F]{64}$/, { message: '64 hex digits' })
     .optional(),
   DETECT_MODEL_CACHE_DIR: z.string().default('.cache/models'),
-  DETECT_MODEL_VERSION: z.string().min(1).max(128).default('player-detector-2'),
+  DETECT_MODEL_VERSION: z.string().min(1).max(128).default('player-detector-2.1'),
   DETECT_MODEL_LAYOUT: envEnum(['auto', 'yolov8', 'yolox'] as const, 'auto'),
   DETECT_CLASS_MAP: classMap('0:player,1:goalkeeper,2:referee,3:ball'),
   DETECT_ANALYSIS_FPS: optionalNumber(0.1, 240),
@@ -115,6 +116,9 @@ export const detectEnvSchema = z.object({
  * `DETECT_MODEL_URL`+`DETECT_MODEL_SHA256` or `DETECT_MODEL_PATH`, default the
  * repository's player detector), then per task reads the panorama (input
  * kind `panorama`, else `camera`), writes `detections.jsonl` (kind `detections`).
+ * A local model with a model card (`metrics.json` beside it, `model/model-card.ts`) gets the
+ * card's per-class score floors and its confident-person score, unless `DETECT_SCORE_THRESHOLD`
+ * sets one threshold for every class.
  *
  * A task whose `model_version` is neither `default` nor this worker's
  * `DETECT_MODEL_VERSION` fails with `model_version_unavailable` (not
@@ -140,6 +144,10 @@ export async function createStageHandler(
   if (tiling.modelPersonHeightPx === undefined && isDefaultModel) {
     tiling.modelPersonHeightPx = DEFAULT_MODEL_PERSON_HEIGHT_PX;
   }
+  // The model card's floors (people at the tracker's low, the ball at its ball score) unless the
+  // operator set one threshold for every class.
+  const card =
+    'path' in model && model.path && env.DETECT_SCORE_THRESHOLD === undefined ? await readModelCard(model.path) : null;
   const detector = await Detector.open({
     model,
     modelVersion: env.DETECT_MODEL_VERSION,
@@ -148,6 +156,7 @@ export async function createStageHandler(
     executionProvider: env.DETECT_EXECUTION_PROVIDER,
     tiling,
     ...(env.DETECT_SCORE_THRESHOLD !== undefined ? { scoreThreshold: env.DETECT_SCORE_THRESHOLD } : {}),
+    ...(card ? { classScoreFloors: card.scoreFloors, confidentScore: card.tracker.high } : {}),
     ...(env.DETECT_BATCH_SIZE !== undefined ? { batchSize: env.DETECT_BATCH_SIZE } : {}),
   });
   return {
