@@ -110,15 +110,47 @@ export const detectEnvSchema = z.object({
 });
 
 /**
+ * The detector options of the stage's variables (`detectEnvSchema`): the model (URL+sha256 or a
+ * path, default the repository's), layout, class map, provider, tiling (the default model's 20 px
+ * training scale), batch size; a local model with a model card (`metrics.json` beside it,
+ * `model/model-card.ts`) gets the card's per-class score floors and confident-person score, unless
+ * `DETECT_SCORE_THRESHOLD` sets one threshold for every class.
+ */
+export async function detectOptionsFromEnv(env: z.infer<typeof detectEnvSchema>): Promise<DetectOptions> {
+  const model =
+    env.DETECT_MODEL_URL && env.DETECT_MODEL_SHA256
+      ? { url: env.DETECT_MODEL_URL, sha256: env.DETECT_MODEL_SHA256, cacheDir: env.DETECT_MODEL_CACHE_DIR }
+      : { path: env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH };
+  const tiling = tilingFromEnv(env);
+  const isDefaultModel =
+    !env.DETECT_MODEL_URL && resolve(env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH) === DEFAULT_MODEL_PATH;
+  if (tiling.modelPersonHeightPx === undefined && isDefaultModel) {
+    tiling.modelPersonHeightPx = DEFAULT_MODEL_PERSON_HEIGHT_PX;
+  }
+  // People at the tracker's low, the ball at its ball score (nothing the tracker uses is dropped).
+  const card =
+    'path' in model && model.path && env.DETECT_SCORE_THRESHOLD === undefined ? await readModelCard(model.path) : null;
+  return {
+    model,
+    modelVersion: env.DETECT_MODEL_VERSION,
+    layout: env.DETECT_MODEL_LAYOUT,
+    classMap: env.DETECT_CLASS_MAP,
+    executionProvider: env.DETECT_EXECUTION_PROVIDER,
+    tiling,
+    ...(env.DETECT_SCORE_THRESHOLD !== undefined ? { scoreThreshold: env.DETECT_SCORE_THRESHOLD } : {}),
+    ...(card ? { classScoreFloors: card.scoreFloors, confidentScore: card.tracker.high } : {}),
+    ...(env.DETECT_BATCH_SIZE !== undefined ? { batchSize: env.DETECT_BATCH_SIZE } : {}),
+  };
+}
+
+/**
  * Builds the detect stage (variables: `detectEnvSchema`, documented in core/README.md;
  * tiling: `DETECT_TILING` auto|off|CxR|NNpx, `DETECT_PERSON_HEIGHT_PX`,
  * `DETECT_MODEL_PERSON_HEIGHT_PX`, task `params.person_height_px`): opens the detector once (model from
  * `DETECT_MODEL_URL`+`DETECT_MODEL_SHA256` or `DETECT_MODEL_PATH`, default the
  * repository's player detector), then per task reads the panorama (input
  * kind `panorama`, else `camera`), writes `detections.jsonl` (kind `detections`).
- * A local model with a model card (`metrics.json` beside it, `model/model-card.ts`) gets the
- * card's per-class score floors and its confident-person score, unless `DETECT_SCORE_THRESHOLD`
- * sets one threshold for every class.
+ * Options: {@link detectOptionsFromEnv} (model card floors for a local model with a card).
  *
  * A task whose `model_version` is neither `default` nor this worker's
  * `DETECT_MODEL_VERSION` fails with `model_version_unavailable` (not
@@ -134,31 +166,7 @@ export async function createStageHandler(
   const env = loadConfig(detectEnvSchema, context.env);
   const ioConfig = stageIoConfig(context.env);
   const io = overrides.io ?? new LocalArtifactIo(ioConfig.artifactDir, ioConfig.storageId);
-  const model =
-    env.DETECT_MODEL_URL && env.DETECT_MODEL_SHA256
-      ? { url: env.DETECT_MODEL_URL, sha256: env.DETECT_MODEL_SHA256, cacheDir: env.DETECT_MODEL_CACHE_DIR }
-      : { path: env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH };
-  const tiling = tilingFromEnv(env);
-  const isDefaultModel =
-    !env.DETECT_MODEL_URL && resolve(env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH) === DEFAULT_MODEL_PATH;
-  if (tiling.modelPersonHeightPx === undefined && isDefaultModel) {
-    tiling.modelPersonHeightPx = DEFAULT_MODEL_PERSON_HEIGHT_PX;
-  }
-  // The model card's floors (people at the tracker's low, the ball at its ball score) unless the
-  // operator set one threshold for every class.
-  const card =
-    'path' in model && model.path && env.DETECT_SCORE_THRESHOLD === undefined ? await readModelCard(model.path) : null;
-  const detector = await Detector.open({
-    model,
-    modelVersion: env.DETECT_MODEL_VERSION,
-    layout: env.DETECT_MODEL_LAYOUT,
-    classMap: env.DETECT_CLASS_MAP,
-    executionProvider: env.DETECT_EXECUTION_PROVIDER,
-    tiling,
-    ...(env.DETECT_SCORE_THRESHOLD !== undefined ? { scoreThreshold: env.DETECT_SCORE_THRESHOLD } : {}),
-    ...(card ? { classScoreFloors: card.scoreFloors, confidentScore: card.tracker.high } : {}),
-    ...(env.DETECT_BATCH_SIZE !== undefined ? { batchSize: env.DETECT_BATCH_SIZE } : {}),
-  });
+  const detector = await Detector.open(await detectOptionsFromEnv(env));
   return {
     stage: 'detect',
     async run({ task, signal, reportProgress }) {

@@ -39,7 +39,7 @@ describe('default player detector', () => {
   it('finds the people of a held-out synthetic clip (precision and recall ≥ 0.8 at IoU 0.5)', async () => {
     const detector = await Detector.open({
       model: { path: MODEL },
-      modelVersion: 'player-detector-2',
+      modelVersion: 'player-detector-2.1',
       classMap: { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' },
       // As the detect stage opens the default model: its training scale sets the automatic tiling.
       tiling: { modelPersonHeightPx: DEFAULT_MODEL_PERSON_HEIGHT_PX },
