@@ -10,7 +10,8 @@
  *
  *   node bench/detect/synthetic-demo.ts [--scorings legacy,card] [--fps 10] [--reuse]
  *
- * `--reuse` keeps detections written by an earlier run (tracking and scoring only). The ball: the
+ * `--reuse` keeps detections written by an earlier run (tracking and scoring only); `--high`/`--low`
+ * replace the tracker thresholds (exploration; `--out` names the results file). The ball: the
  * ball track's positions and the single-frame top-score ball box against the truth centre (within
  * 5 px), per analysed frame, as bench/workers/track-quality.ts.
  *
@@ -36,6 +37,9 @@ const { values } = parseArgs({
     scorings: { type: 'string', default: 'legacy,card' },
     fps: { type: 'string', default: '10' },
     reuse: { type: 'boolean', default: false },
+    high: { type: 'string' },
+    low: { type: 'string' },
+    out: { type: 'string', default: 'detect-synthetic-demo' },
   },
 });
 const clip = await syntheticClip(7, 20);
@@ -47,8 +51,14 @@ const card = await readModelCard(DEFAULT_MODEL_PATH);
 const rows = [];
 for (const scoring of values.scorings.split(',') as Scoring[]) {
   const { options, high } = await scoringOptions(scoring, DEFAULT_MODEL_PATH);
-  const thresholds =
+  const base =
     scoring === 'legacy' ? { high: 0.531, low: 0.349, ball: 0.18 } : card ? card.tracker : { high: 0.5, low: 0.1 };
+  // --high / --low: explore other tracker thresholds on the same detections (with --reuse).
+  const thresholds = {
+    ...base,
+    ...(values.high ? { high: Number(values.high) } : {}),
+    ...(values.low ? { low: Number(values.low) } : {}),
+  };
   const detector = await Detector.open({
     model: { path: DEFAULT_MODEL_PATH },
     modelVersion: `bench-${scoring}`,
@@ -152,6 +162,6 @@ for (const scoring of values.scorings.split(',') as Scoring[]) {
   );
 }
 await writeFile(
-  join(root, 'bench', 'results', 'detect-synthetic-demo.json'),
+  join(root, 'bench', 'results', `${values.out}.json`),
   `${JSON.stringify({ command: `node bench/detect/synthetic-demo.ts ${process.argv.slice(2).join(' ')}`.trim(), cpuCores: cpus().length, rows, measuredAt: new Date().toISOString() }, null, 2)}\n`,
 );
