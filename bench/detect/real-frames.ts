@@ -3,6 +3,12 @@
  *
  *   node bench/detect/real-frames.ts [--model PATH] [--layout auto|yolov8|yolox] [--class-map 0:player,…]
  *        [--tiling auto|off|CxR|NNpx] [--model-person-height PX] [--name ROW] [--speed-frames N]
+ *        [--scoring card|legacy]
+ *
+ * `--scoring` (bench/detect/scoring.ts): `card` (default, as the stage from player-detector 2.1:
+ * the model card's per-class floors, merged person score, 25th-percentile first pass) or `legacy`
+ * (one 0.1 floor, best-role score, median first pass). With a model card, precision/recall are
+ * also reported at the card's tracker `high` (`evalAtTrackerHigh`).
  *
  * Data: ../shared/datasets/football-players-detection, the validation matches
  * 121364, 54745b, 573e61 (51 frames of 1920×1080; whole matches, the split the
@@ -32,6 +38,7 @@ import {
   formatFrameLine,
   parseTilingSetting,
 } from '../../core/src/workers/detect/index.ts';
+import { type Scoring, scoringOptions } from './scoring.ts';
 
 const exec = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -47,6 +54,7 @@ const { values } = parseArgs({
     'model-person-height': { type: 'string' },
     name: { type: 'string' },
     'speed-frames': { type: 'string', default: '12' },
+    scoring: { type: 'string', default: 'card' },
   },
 });
 
@@ -94,7 +102,9 @@ async function decode(path: string, width: number, height: number): Promise<BgrI
   return { width, height, data: stdout };
 }
 
+const scoring = await scoringOptions(values.scoring as Scoring, values.model);
 const detector = await Detector.open({
+  ...scoring.options,
   model: { path: values.model },
   modelVersion: name,
   layout: values.layout as 'auto',
@@ -178,6 +188,18 @@ const evalArgs = ['eval', 'detections', '--gt', labelsDir, '--pred', predPath];
 const { stdout: table } = await exec(process.execPath, [join(root, 'deploy/src/cli/main.ts'), ...evalArgs]);
 const { stdout: json } = await exec(process.execPath, [join(root, 'deploy/src/cli/main.ts'), ...evalArgs, '--json']);
 process.stdout.write(table);
+let evalAtTrackerHigh: unknown;
+if (scoring.high !== undefined) {
+  const atHigh = [...evalArgs, '--min-score', String(scoring.high)];
+  const { stdout: highTable } = await exec(process.execPath, [join(root, 'deploy/src/cli/main.ts'), ...atHigh]);
+  const { stdout: highJson } = await exec(process.execPath, [
+    join(root, 'deploy/src/cli/main.ts'),
+    ...atHigh,
+    '--json',
+  ]);
+  process.stdout.write(`at the tracker's high ${scoring.high}:\n${highTable}`);
+  evalAtTrackerHigh = { minScore: scoring.high, ...JSON.parse(highJson) };
+}
 const matchSeconds = 90 * 60;
 const result = {
   name,
@@ -191,7 +213,9 @@ const result = {
   },
   model: { path: values.model.replace(root, ''), layout: detector.info.layout, classMap: values['class-map'] },
   tiling: header.tiling,
+  scoring: values.scoring,
   eval: JSON.parse(json),
+  evalAtTrackerHigh,
   speed: {
     framesPerSecond,
     baselineBareSessionFramesPerSecond: rawFramesPerSecond,

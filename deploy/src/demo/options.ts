@@ -57,7 +57,8 @@ Options:
   --model <m.onnx>          detector model (DETECT_MODEL_PATH) [core/models/player-detector]
   --model-layout <l>        auto | yolov8 | yolox                 [auto]
   --class-map <map>         detector classes, e.g. 0:player      (DETECT_CLASS_MAP)
-  --score-threshold <x>     lowest detection score kept, 0–1      (DETECT_SCORE_THRESHOLD) [0.1]
+  --score-threshold <x>     lowest detection score kept, 0–1, every class (DETECT_SCORE_THRESHOLD)
+                            [the model card's floors: people 0.481, ball 0.18; else 0.1]
   --tiling <t>              auto | off | a grid like 2x1 | an expected person height
                             like 60px (source pixels)             (DETECT_TILING) [auto]
   --analysis-fps <n>        frames per second the detector analyses [${DEMO_ANALYSIS_FPS}]

@@ -10,8 +10,10 @@ Ground-truth boxes with visibility < 0.25 (mostly hidden, synthetic only) are
 "ignore": they count neither as misses nor, when matched, as false positives.
 
 Reported per class, for **people** (player + goalkeeper + referee merged: the
-person score of a cell is the highest of its three class scores, NMS is
-class-agnostic, any person box matches any person truth) and for the ball
+person score of a cell is 1 - (1 - p_player)(1 - p_goalkeeper)(1 - p_referee),
+as the detect stage scores a person (core/src/workers/detect/decode/cell-score.ts;
+`--person-score max` for the best single role, the rule before player-detector
+2.1), NMS is class-agnostic, any person box matches any person truth) and for the ball
 (single frame; also with "centre within 4 px" instead of IoU for the tiny
 ball), at the score threshold --score, plus precision-recall sweeps and AP50.
 Greedy matching by descending score makes one low-threshold pass exact for
@@ -43,7 +45,7 @@ import numpy as np
 import onnxruntime as ort
 from PIL import Image
 
-from model import CLASS_NAMES
+from classes import CLASS_NAMES
 
 MIN_VISIBILITY = 0.25
 BALL_CENTRE_PX = 4
@@ -131,10 +133,19 @@ class Model:
         return xyxy, scores
 
 
+PERSON_SCORE = "noisy-or"
+
+
+def people_score(scores: np.ndarray) -> np.ndarray:
+    """A cell's person score: noisy-OR over the person classes (or their max, `--person-score max`)."""
+    p = np.clip(scores[:, list(PEOPLE)], 0, 1)
+    return p.max(1) if PERSON_SCORE == "max" else 1 - np.prod(1 - p, axis=1)
+
+
 def detections(xyxy: np.ndarray, scores: np.ndarray, min_score: float) -> dict[str, list[tuple[float, np.ndarray]]]:
     """Per group ("player", ..., "people"): (score, box) after NMS at IoU 0.5, best first."""
     groups = {name: scores[:, c] for c, name in enumerate(CLASS_NAMES)}
-    groups["people"] = scores[:, list(PEOPLE)].max(1)
+    groups["people"] = people_score(scores)
     out = {}
     for name, s in groups.items():
         sel = np.nonzero(s >= min_score)[0]
@@ -278,12 +289,15 @@ def main() -> None:
     ap.add_argument("--iou", type=float, default=0.5)
     ap.add_argument("--speed-repeats", type=int, default=15)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--person-score", choices=("noisy-or", "max"), default="noisy-or")
     args = ap.parse_args()
+    global PERSON_SCORE
+    PERSON_SCORE = args.person_score
     models = {k: Model(Path(v)) for k, v in (m.split("=", 1) for m in args.model)}
     if args.yolox:
         models["yolox_nano"] = Model(args.yolox, yolox=True)
     result: dict = {
-        "iou_threshold": args.iou, "score_threshold": args.score, "min_score": args.min_score,
+        "person_score": args.person_score, "iou_threshold": args.iou, "score_threshold": args.score, "min_score": args.min_score,
         "models": {k: str(Path(v).name) for k, v in (m.split("=", 1) for m in args.model)}, "datasets": {},
     }
     first_tables = {}
@@ -297,7 +311,8 @@ def main() -> None:
             tables = evaluate(model, images, labels, args.min_score, args.iou)
             entry = summarise(tables, args.score)
             entry["tracker_thresholds"] = {
-                **tracker_thresholds(tables["people"][0]), "ball": best_f1_score(tables["ball"][0])
+                **tracker_thresholds(tables["people"][0]), "ball": best_f1_score(tables["ball"][0]),
+                "person_score": args.person_score,
             }
             result["datasets"][dname]["results"][mname] = entry
             first_tables.setdefault(mname, tables)
@@ -308,6 +323,13 @@ def main() -> None:
                 f"ball P {b['precision']:.3f} R {b['recall']:.3f} | {time.time() - started:.0f}s",
                 flush=True,
             )
+    # The card's tracker thresholds: the first model on the first dataset (the real validation matches).
+    first_data = next(iter(result["datasets"].values()))
+    first_model = next(iter(first_data["results"]))
+    result["tracker"] = {
+        **first_data["results"][first_model]["tracker_thresholds"],
+        "source": f"{first_model} on {next(iter(result['datasets']))} ({first_data['path']}); see MODEL_CARD.md",
+    }
     result["ms_per_1280x720_frame"] = speed(models, args.speed_repeats)
     print("ms per 1280x720 frame (onnxruntime run, 2 threads):", result["ms_per_1280x720_frame"])
     print(json.dumps(result, indent=2))

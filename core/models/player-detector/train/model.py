@@ -22,8 +22,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from classes import CLASS_NAMES
+
 STRIDE = 8
-CLASS_NAMES = ["player", "goalkeeper", "referee", "ball"]
 NUM_CLASSES = len(CLASS_NAMES)
 # (in, out, stride, dilation) of each 3x3 convolution.
 LAYERS = [(3, 16, 2, 1), (16, 32, 2, 1), (32, 48, 2, 1), (48, 64, 1, 1), (64, 64, 1, 2), (64, 64, 1, 4)]

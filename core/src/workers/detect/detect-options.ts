@@ -26,8 +26,33 @@ export interface DetectOptions {
   input?: Partial<Pick<InputSpec, 'channelOrder' | 'valueScale' | 'padValue' | 'placement'>>;
   /** Model class index → meaning; classes not listed are ignored. @defaultValue `{0: 'player', 32: 'ball'}` (COCO) */
   classMap?: Record<number, DetectionClass>;
-  /** Minimum score kept (low, since the tracker's second association uses weak boxes). @defaultValue 0.1 */
+  /**
+   * Minimum score kept for classes without a floor in `classScoreFloors` (low, since the tracker's
+   * second association uses weak boxes). @defaultValue 0.1
+   */
   scoreThreshold?: number;
+  /**
+   * Per-class minimum scores, e.g. from the model card (`model/model-card.ts`: people at the tracker's
+   * `low`, the ball at its `ball` score). A person's score is the merged score of the person classes
+   * (`decode/cell-score.ts`). Classes not listed use `scoreThreshold`. @defaultValue `{}`
+   */
+  classScoreFloors?: Partial<Record<DetectionClass, number>>;
+  /**
+   * How a cell's person score is made from the person classes' probabilities: `noisy-or`
+   * `1 − ∏(1 − p_class)` (`decode/cell-score.ts`), or `max` (the best role alone, as before
+   * player-detector 2.1; for baselines). @defaultValue 'noisy-or'
+   */
+  personScore?: 'noisy-or' | 'max';
+  /**
+   * Percentile of confident person heights the tiling first pass takes as the people's height
+   * (low, so near people do not pull it up; 50 = the median, the rule before). @defaultValue 25
+   */
+  personHeightPercentile?: number;
+  /**
+   * Score from which a person box counts as confident for the tiling first pass (its height estimate),
+   * e.g. the model card's tracker `high`. @defaultValue 0.4
+   */
+  confidentScore?: number;
   /** IoU above which class-wise NMS drops a box. @defaultValue 0.45 */
   nmsIouThreshold?: number;
   /** @defaultValue 300 */
@@ -58,6 +83,10 @@ export const DETECT_DEFAULTS = Object.freeze({
   inputSize: 640,
   classMap: Object.freeze({ 0: 'player', 32: 'ball' }) as Record<number, DetectionClass>,
   scoreThreshold: 0.1,
+  classScoreFloors: Object.freeze({}) as Partial<Record<DetectionClass, number>>,
+  confidentScore: 0.4,
+  personScore: 'noisy-or',
+  personHeightPercentile: 25,
   nmsIouThreshold: 0.45,
   maxDetectionsPerFrame: 300,
   tiling: Object.freeze({
@@ -98,6 +127,10 @@ const schema = z.object({
     .record(z.string().regex(/^\d+$/), z.enum(['player', 'ball', 'referee', 'goalkeeper']))
     .refine((m) => Object.keys(m).length > 0, 'at least one class'),
   scoreThreshold: z.number().min(0).max(1),
+  classScoreFloors: z.partialRecord(z.enum(DETECTION_CLASSES), z.number().min(0).max(1)),
+  confidentScore: z.number().min(0).max(1),
+  personScore: z.enum(['noisy-or', 'max']),
+  personHeightPercentile: z.number().min(1).max(99),
   nmsIouThreshold: z.number().min(0).max(1),
   maxDetectionsPerFrame: z.number().int().positive(),
   tiling: z.object({
@@ -126,6 +159,10 @@ export function compileDetectOptions(options: DetectOptions): CompiledDetectOpti
     ...options,
     tiling: compileTiling(options.tiling),
     classMap: options.classMap ?? DETECT_DEFAULTS.classMap,
+    classScoreFloors: options.classScoreFloors ?? DETECT_DEFAULTS.classScoreFloors,
+    confidentScore: options.confidentScore ?? DETECT_DEFAULTS.confidentScore,
+    personScore: options.personScore ?? DETECT_DEFAULTS.personScore,
+    personHeightPercentile: options.personHeightPercentile ?? DETECT_DEFAULTS.personHeightPercentile,
   };
   const result = schema.safeParse(merged);
   if (!result.success) {

@@ -32,12 +32,15 @@ export interface DetectPlan {
   gridSource: 'hint' | 'estimated' | 'unknown' | 'grid' | 'off';
 }
 
-/** People classes: their box heights set the tiling scale. */
-const PERSON_CLASSES = new Set(['player', 'goalkeeper', 'referee']);
+/** People classes: one kind of object (merged score, one NMS group); their box heights set the tiling scale. */
+export const PERSON_CLASSES: ReadonlySet<string> = new Set(['player', 'goalkeeper', 'referee']);
 
 /** What {@link Detector.estimatePersonHeight} found. */
 export interface PersonHeightEstimate {
-  /** Median height of confident person boxes, source px; undefined when fewer than `minPeople` were found. */
+  /**
+   * The `personHeightPercentile`th percentile (option, default 25) of the heights of confident person boxes, source px;
+   * undefined when fewer than `minPeople` were found.
+   */
   personHeightPx: number | undefined;
   /** Confident person boxes seen. */
   people: number;
@@ -79,6 +82,8 @@ export class Detector {
   readonly #spec: InputSpec;
   readonly #resolved: ResolvedLayout;
   readonly #classIds: number[];
+  readonly #personClassIds: ReadonlySet<number>;
+  readonly #floors: Record<number, number>;
   readonly #inputName: string;
   readonly #outputName: string;
   /** Input buffers handed back after inference, reused by `prepare` (no 2 MB allocation per frame). */
@@ -97,6 +102,15 @@ export class Detector {
     this.#spec = spec;
     this.#resolved = resolved;
     this.#classIds = Object.keys(options.classMap).map(Number);
+    // Merged person score (noisy-OR) over the person classes; `max` leaves every class on its own.
+    this.#personClassIds = new Set(
+      options.personScore === 'max' ? [] : this.#classIds.filter((id) => PERSON_CLASSES.has(options.classMap[id]!)),
+    );
+    this.#floors = {};
+    for (const id of this.#classIds) {
+      const floor = options.classScoreFloors[options.classMap[id]!];
+      if (floor !== undefined) this.#floors[id] = floor;
+    }
     this.#inputName = session.inputNames[0]!;
     this.#outputName = session.outputNames[0]!;
   }
@@ -257,11 +271,14 @@ export class Detector {
 
   /**
    * The first pass of `'auto'` tiling: detects on `frames` (source size) and
-   * returns the median height of person boxes (player, goalkeeper, referee)
-   * scoring ≥ `minScore`, when at least `minPeople` were found. Looks at the
+   * returns the `personHeightPercentile`th percentile (option, default 25) of the heights of
+   * person boxes (player, goalkeeper, referee) scoring ≥ `minScore` (default: the `confidentScore`
+   * option), when at least `minPeople` were found. A low percentile, so that a few near people (a
+   * static rig sees the near touchline at 2–3× the far side's height) do not pull the estimate up
+   * and leave the far, small people below the model's training scale. Looks at the
    * whole frame first; when that finds too few people, or people small
    * enough that the rule would tile (the smallest may then be missing from
-   * the whole-frame look, biasing the median up), looks again with the
+   * the whole-frame look, biasing the estimate up), looks again with the
    * native-scale grid (`nativeScaleGrid`), which sees small people better.
    *
    * @throws PolyvisionError `inference_failed` (retriable).
@@ -274,34 +291,39 @@ export class Detector {
     if (!first) return { personHeightPx: undefined, people: 0, frames: 0 };
     const inputs = this.#gridInputs(first.width, first.height);
     const minPeople = options.minPeople ?? 5;
-    const whole = await this.#medianPersonHeight(frames, { columns: 1, rows: 1, scale: 0 }, options.minScore);
+    const minScore = options.minScore ?? this.options.confidentScore;
+    const whole = await this.#personHeights(frames, { columns: 1, rows: 1, scale: 0 }, minScore);
     const enough = whole.heights.length >= minPeople;
     if (enough) {
       // Trusted when the rule would not tile anyway; otherwise small people may be missing from it.
-      const chosen = chooseTileGrid(inputs, whole.median, this.info.modelPersonHeightPx);
+      const chosen = chooseTileGrid(inputs, whole.typical, this.info.modelPersonHeightPx);
       if (chosen.columns * chosen.rows === 1) {
-        return { personHeightPx: whole.median, people: whole.heights.length, frames: frames.length };
+        return { personHeightPx: whole.typical, people: whole.heights.length, frames: frames.length };
       }
     }
     const native = nativeScaleGrid(inputs);
     if (native.columns * native.rows === 1) {
-      return { personHeightPx: enough ? whole.median : undefined, people: whole.heights.length, frames: frames.length };
+      return {
+        personHeightPx: enough ? whole.typical : undefined,
+        people: whole.heights.length,
+        frames: frames.length,
+      };
     }
-    const tiled = await this.#medianPersonHeight(frames, native, options.minScore);
+    const tiled = await this.#personHeights(frames, native, minScore);
     const best = tiled.heights.length >= whole.heights.length ? tiled : whole;
     return {
-      personHeightPx: best.heights.length >= minPeople ? best.median : undefined,
+      personHeightPx: best.heights.length >= minPeople ? best.typical : undefined,
       people: best.heights.length,
       frames: frames.length,
     };
   }
 
-  /** Person box heights (source px, ascending) and their median, detected on `frames` with `grid`. */
-  async #medianPersonHeight(
+  /** Person box heights (source px, ascending) detected on `frames` with `grid`, and their low percentile. */
+  async #personHeights(
     frames: readonly BgrImage[],
     grid: TileGrid,
-    minScore = 0.4,
-  ): Promise<{ heights: number[]; median: number }> {
+    minScore: number,
+  ): Promise<{ heights: number[]; typical: number }> {
     const { width, height } = frames[0]!;
     const tiles = planTiles(width, height, { ...grid, overlapFraction: this.options.tiling.overlapFraction });
     const plan: DetectPlan = {
@@ -323,7 +345,7 @@ export class Detector {
       }
     }
     heights.sort((a, b) => a - b);
-    return { heights, median: heights[Math.floor(heights.length / 2)] ?? 0 };
+    return { heights, typical: percentileOf(heights, this.options.personHeightPercentile) };
   }
 
   /** Frames (whole) that fit in one inference batch under `plan`; at least 1. */
@@ -378,7 +400,12 @@ export class Detector {
     const { plan } = first;
     const toSourceX = plan.sourceWidth / plan.decodeWidth;
     const toSourceY = plan.sourceHeight / plan.decodeHeight;
-    const decodeOptions = { classIds: this.#classIds, scoreThreshold: this.options.scoreThreshold };
+    const decodeOptions = {
+      classIds: this.#classIds,
+      scoreThreshold: this.options.scoreThreshold,
+      personClassIds: this.#personClassIds,
+      floors: this.#floors,
+    };
     for (const batch of batches) {
       let output: ort.Tensor;
       try {
@@ -445,6 +472,12 @@ export class Detector {
   async close(): Promise<void> {
     await this.#session.release();
   }
+}
+
+/** The `p`th percentile (nearest rank) of ascending `sorted`; 0 when empty. */
+export function percentileOf(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
 function clamp(v: number, lo: number, hi: number): number {

@@ -6,6 +6,7 @@ import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
 import { DETECTION_CLASSES, type DetectionClass, type DetectOptions } from './detect-options.ts';
 import { Detector } from './detector.ts';
+import { readModelCard } from './model/model-card.ts';
 import { runDetect } from './run-detect.ts';
 import {
   type ArtifactIo,
@@ -86,7 +87,7 @@ export const detectEnvSchema = z.object({
     .regex(/^[0-9a-fA-F]{64}$/, { message: '64 hex digits' })
     .optional(),
   DETECT_MODEL_CACHE_DIR: z.string().default('.cache/models'),
-  DETECT_MODEL_VERSION: z.string().min(1).max(128).default('player-detector-2'),
+  DETECT_MODEL_VERSION: z.string().min(1).max(128).default('player-detector-2.1'),
   DETECT_MODEL_LAYOUT: envEnum(['auto', 'yolov8', 'yolox'] as const, 'auto'),
   DETECT_CLASS_MAP: classMap('0:player,1:goalkeeper,2:referee,3:ball'),
   DETECT_ANALYSIS_FPS: optionalNumber(0.1, 240),
@@ -109,12 +110,47 @@ export const detectEnvSchema = z.object({
 });
 
 /**
+ * The detector options of the stage's variables (`detectEnvSchema`): the model (URL+sha256 or a
+ * path, default the repository's), layout, class map, provider, tiling (the default model's 20 px
+ * training scale), batch size; a local model with a model card (`metrics.json` beside it,
+ * `model/model-card.ts`) gets the card's per-class score floors and confident-person score, unless
+ * `DETECT_SCORE_THRESHOLD` sets one threshold for every class.
+ */
+export async function detectOptionsFromEnv(env: z.infer<typeof detectEnvSchema>): Promise<DetectOptions> {
+  const model =
+    env.DETECT_MODEL_URL && env.DETECT_MODEL_SHA256
+      ? { url: env.DETECT_MODEL_URL, sha256: env.DETECT_MODEL_SHA256, cacheDir: env.DETECT_MODEL_CACHE_DIR }
+      : { path: env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH };
+  const tiling = tilingFromEnv(env);
+  const isDefaultModel =
+    !env.DETECT_MODEL_URL && resolve(env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH) === DEFAULT_MODEL_PATH;
+  if (tiling.modelPersonHeightPx === undefined && isDefaultModel) {
+    tiling.modelPersonHeightPx = DEFAULT_MODEL_PERSON_HEIGHT_PX;
+  }
+  // People at the tracker's low, the ball at its ball score (nothing the tracker uses is dropped).
+  const card =
+    'path' in model && model.path && env.DETECT_SCORE_THRESHOLD === undefined ? await readModelCard(model.path) : null;
+  return {
+    model,
+    modelVersion: env.DETECT_MODEL_VERSION,
+    layout: env.DETECT_MODEL_LAYOUT,
+    classMap: env.DETECT_CLASS_MAP,
+    executionProvider: env.DETECT_EXECUTION_PROVIDER,
+    tiling,
+    ...(env.DETECT_SCORE_THRESHOLD !== undefined ? { scoreThreshold: env.DETECT_SCORE_THRESHOLD } : {}),
+    ...(card ? { classScoreFloors: card.scoreFloors, confidentScore: card.tracker.high } : {}),
+    ...(env.DETECT_BATCH_SIZE !== undefined ? { batchSize: env.DETECT_BATCH_SIZE } : {}),
+  };
+}
+
+/**
  * Builds the detect stage (variables: `detectEnvSchema`, documented in core/README.md;
  * tiling: `DETECT_TILING` auto|off|CxR|NNpx, `DETECT_PERSON_HEIGHT_PX`,
  * `DETECT_MODEL_PERSON_HEIGHT_PX`, task `params.person_height_px`): opens the detector once (model from
  * `DETECT_MODEL_URL`+`DETECT_MODEL_SHA256` or `DETECT_MODEL_PATH`, default the
  * repository's player detector), then per task reads the panorama (input
  * kind `panorama`, else `camera`), writes `detections.jsonl` (kind `detections`).
+ * Options: {@link detectOptionsFromEnv} (model card floors for a local model with a card).
  *
  * A task whose `model_version` is neither `default` nor this worker's
  * `DETECT_MODEL_VERSION` fails with `model_version_unavailable` (not
@@ -130,26 +166,7 @@ export async function createStageHandler(
   const env = loadConfig(detectEnvSchema, context.env);
   const ioConfig = stageIoConfig(context.env);
   const io = overrides.io ?? new LocalArtifactIo(ioConfig.artifactDir, ioConfig.storageId);
-  const model =
-    env.DETECT_MODEL_URL && env.DETECT_MODEL_SHA256
-      ? { url: env.DETECT_MODEL_URL, sha256: env.DETECT_MODEL_SHA256, cacheDir: env.DETECT_MODEL_CACHE_DIR }
-      : { path: env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH };
-  const tiling = tilingFromEnv(env);
-  const isDefaultModel =
-    !env.DETECT_MODEL_URL && resolve(env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH) === DEFAULT_MODEL_PATH;
-  if (tiling.modelPersonHeightPx === undefined && isDefaultModel) {
-    tiling.modelPersonHeightPx = DEFAULT_MODEL_PERSON_HEIGHT_PX;
-  }
-  const detector = await Detector.open({
-    model,
-    modelVersion: env.DETECT_MODEL_VERSION,
-    layout: env.DETECT_MODEL_LAYOUT,
-    classMap: env.DETECT_CLASS_MAP,
-    executionProvider: env.DETECT_EXECUTION_PROVIDER,
-    tiling,
-    ...(env.DETECT_SCORE_THRESHOLD !== undefined ? { scoreThreshold: env.DETECT_SCORE_THRESHOLD } : {}),
-    ...(env.DETECT_BATCH_SIZE !== undefined ? { batchSize: env.DETECT_BATCH_SIZE } : {}),
-  });
+  const detector = await Detector.open(await detectOptionsFromEnv(env));
   return {
     stage: 'detect',
     async run({ task, signal, reportProgress }) {

@@ -1,9 +1,13 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateMatch } from '@polyvision/shared';
+import { generateMatch, loadConfig } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL_PERSON_HEIGHT_PX } from '../../../src/workers/detect/handler.ts';
+import {
+  DEFAULT_MODEL_PERSON_HEIGHT_PX,
+  detectEnvSchema,
+  detectOptionsFromEnv,
+} from '../../../src/workers/detect/handler.ts';
 import type { BoxXyxy } from '../../../src/workers/detect/index.ts';
 import { Detector, readDetectionsFile, runDetect } from '../../../src/workers/detect/index.ts';
 import { detectionQuality } from '../../../src/workers/quality/index.ts';
@@ -37,13 +41,16 @@ afterAll(async () => {
 
 describe('default player detector', () => {
   it('finds the people of a held-out synthetic clip (precision and recall ≥ 0.8 at IoU 0.5)', async () => {
-    const detector = await Detector.open({
+    // As the detect stage opens the default model: its training scale sets the automatic tiling, its
+    // model card the score floors (people at the tracker's low on the merged person score).
+    const options = await detectOptionsFromEnv(loadConfig(detectEnvSchema, {}));
+    expect(options).toMatchObject({
       model: { path: MODEL },
-      modelVersion: 'player-detector-2',
       classMap: { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' },
-      // As the detect stage opens the default model: its training scale sets the automatic tiling.
       tiling: { modelPersonHeightPx: DEFAULT_MODEL_PERSON_HEIGHT_PX },
+      classScoreFloors: { player: 0.481 },
     });
+    const detector = await Detector.open(options);
     try {
       expect(detector.info).toMatchObject({ layout: 'yolov8', classCount: 4, inputWidth: 1280, inputHeight: 720 });
       const outputPath = join(dir, 'detections.jsonl');

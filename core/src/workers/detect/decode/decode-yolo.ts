@@ -1,13 +1,6 @@
 import type { Candidate } from '../nms.ts';
+import { type DecodeOptions, lowestFloor, scoreCell } from './cell-score.ts';
 import { YOLO_STRIDES } from './layout.ts';
-
-/** What to keep while decoding one image's raw output. */
-export interface DecodeOptions {
-  /** Model classes of interest (others are ignored); the best of these is the box's class. */
-  classIds: readonly number[];
-  /** Minimum score (class score, × objectness for YOLOX). */
-  scoreThreshold: number;
-}
 
 /**
  * Decodes one image of a YOLOv8/YOLO11 output `[4+C, N]` (channel-major,
@@ -22,24 +15,41 @@ export function decodeYolov8(
 ): Candidate[] {
   const N = anchorCount;
   const out: Candidate[] = [];
+  // Fast path: a cell whose class scores all sit below every floor holds nothing (most cells).
+  const floor = Math.min(lowestFloor(options), options.personClassIds?.size ? lowestPersonPart(options) : 1);
+  let cell = 0;
+  const probabilityOf = (c: number) => data[offset + (4 + c) * N + cell]!;
   for (let n = 0; n < N; n++) {
-    let best = -1;
-    let bestScore = options.scoreThreshold;
+    let any = false;
     for (const c of options.classIds) {
-      const s = data[offset + (4 + c) * N + n]!;
-      if (s >= bestScore) {
-        bestScore = s;
-        best = c;
+      if (data[offset + (4 + c) * N + n]! >= floor) {
+        any = true;
+        break;
       }
     }
-    if (best < 0) continue;
+    if (!any) continue;
+    cell = n;
+    const scored = scoreCell(probabilityOf, options);
+    if (!scored) continue;
     const cx = data[offset + n]!;
     const cy = data[offset + N + n]!;
     const w = data[offset + 2 * N + n]!;
     const h = data[offset + 3 * N + n]!;
-    out.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], score: bestScore, classId: best });
+    out.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], ...scored });
   }
   return out;
+}
+
+/**
+ * The smallest single-class probability that can still lift a merged person score to its floor:
+ * with k person classes each below q, the merged score is below `1 − (1 − q)^k`, so a cell needs one
+ * class at ≥ `1 − (1 − floor)^(1/k)` at least.
+ */
+function lowestPersonPart(options: DecodeOptions): number {
+  const people = options.classIds.filter((c) => options.personClassIds?.has(c));
+  if (people.length === 0) return 1;
+  const floor = Math.min(...people.map((c) => options.floors?.[c] ?? options.scoreThreshold));
+  return 1 - (1 - floor) ** (1 / people.length);
 }
 
 /**
@@ -60,6 +70,7 @@ export function decodeYolox(
 ): Candidate[] {
   const row = 5 + classCount;
   const out: Candidate[] = [];
+  const floor = lowestFloor(options);
   let n = 0;
   for (const stride of YOLO_STRIDES) {
     const gw = Math.floor(inputWidth / stride);
@@ -68,17 +79,9 @@ export function decodeYolox(
       for (let gx = 0; gx < gw; gx++, n++) {
         const base = offset + n * row;
         const objectness = data[base + 4]!;
-        if (objectness < options.scoreThreshold) continue;
-        let best = -1;
-        let bestScore = options.scoreThreshold;
-        for (const c of options.classIds) {
-          const s = objectness * data[base + 5 + c]!;
-          if (s >= bestScore) {
-            bestScore = s;
-            best = c;
-          }
-        }
-        if (best < 0) continue;
+        if (objectness < floor) continue;
+        const scored = scoreCell((c) => data[base + 5 + c]!, options, objectness);
+        if (!scored) continue;
         let cx = data[base]!;
         let cy = data[base + 1]!;
         let w = data[base + 2]!;
@@ -89,7 +92,7 @@ export function decodeYolox(
           w = Math.exp(w) * stride;
           h = Math.exp(h) * stride;
         }
-        out.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], score: bestScore, classId: best });
+        out.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], ...scored });
       }
     }
   }

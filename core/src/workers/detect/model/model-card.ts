@@ -1,0 +1,72 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import type { DetectionClass } from '../detect-options.ts';
+
+/** Score thresholds a model card gives the tracker, on the scores the detect stage writes. */
+export interface TrackerThresholds {
+  /** ByteTrack's first association and new tracks: people scoring ≥ high. */
+  high: number;
+  /** ByteTrack's second association: people scoring in [low, high). */
+  low: number;
+  /** Lowest ball score worth a ball-track candidate. */
+  ball?: number;
+}
+
+/** What the detect stage takes from a model card. */
+export interface ModelCard {
+  tracker: TrackerThresholds;
+  /**
+   * How the card's person thresholds were computed: `noisy-or` = on the merged person score
+   * `1 − ∏(1 − p_class)` the detect stage writes (`decode/cell-score.ts`); `max` = on the best
+   * role's score (cards before player-detector 2.1).
+   */
+  personScore: 'noisy-or' | 'max';
+  /** Per-class minimum scores for the detector ({@link scoreFloorsOf}). */
+  scoreFloors: Partial<Record<DetectionClass, number>>;
+}
+
+const trackerSchema = z
+  .object({
+    high: z.number().min(0).max(1),
+    low: z.number().min(0).max(1),
+    ball: z.number().min(0).max(1).optional(),
+    person_score: z.enum(['noisy-or', 'max']).optional(),
+  })
+  .refine((t) => t.low <= t.high, 'low must not exceed high');
+const cardSchema = z.object({ tracker: trackerSchema });
+
+/**
+ * Per-class score floors from a card's tracker thresholds: people (player, goalkeeper, referee) at
+ * `low` — the tracker drops anything below it, so nothing it uses is lost — and the ball at `ball`
+ * when the card has one (else the detector's global threshold applies to the ball).
+ */
+export function scoreFloorsOf(tracker: TrackerThresholds): Partial<Record<DetectionClass, number>> {
+  return {
+    player: tracker.low,
+    goalkeeper: tracker.low,
+    referee: tracker.low,
+    ...(tracker.ball !== undefined ? { ball: tracker.ball } : {}),
+  };
+}
+
+/**
+ * Reads the model card of a local model: `tracker: {high, low, ball?, person_score?}` in the
+ * `metrics.json` beside the ONNX file (core/models/player-detector/metrics.json, written by the
+ * training's `evaluate.py`; thresholds derived on held-out real matches, MODEL_CARD.md).
+ *
+ * @returns null when there is no `metrics.json` beside the model or it has no valid `tracker`
+ *   (a user's model: the detector keeps its global threshold). Never throws.
+ */
+export async function readModelCard(modelPath: string): Promise<ModelCard | null> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(join(dirname(modelPath), 'metrics.json'), 'utf8'));
+  } catch {
+    return null;
+  }
+  const parsed = cardSchema.safeParse(json);
+  if (!parsed.success) return null;
+  const { person_score, ...tracker } = parsed.data.tracker;
+  return { tracker, personScore: person_score ?? 'max', scoreFloors: scoreFloorsOf(tracker) };
+}
