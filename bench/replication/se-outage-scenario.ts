@@ -54,6 +54,8 @@ export interface SeOutageResult {
   files_with_2_verified_copies: number;
   /** Copies the repairer made on the third SE while the victim was lost. */
   copies_made_during_outage: number;
+  /** Worker log lines saying a read fell back from one copy to the next. */
+  fallback_reads: number;
   /** Time from SIGCONT until every file had 2 verified copies, ms (null: not reached). */
   repaired_after_resume_ms: number | null;
   wall_ms: number;
@@ -190,6 +192,13 @@ export async function runSeOutage(o: SeOutageOptions): Promise<SeOutageResult> {
       .catch((error: Error) => log(error.message));
     const { rows: files } = await db.query<{ verified: number }>(runFiles, [`${runId}-%`]);
     const completed = jobs.filter((j) => j.status === 'completed').length;
+    let fallbackReads = 0;
+    for (const worker of state.processes.filter((p) => p.role === 'worker')) {
+      const text = await readFile(path.join(o.cluster.workDir, worker.name, `${worker.name}.log`), 'utf8').catch(
+        () => '',
+      );
+      fallbackReads += text.split('\n').filter((l) => l.includes('trying the next copy')).length;
+    }
     return {
       victim: victim.name,
       outage_ms: outageMs,
@@ -202,6 +211,7 @@ export async function runSeOutage(o: SeOutageOptions): Promise<SeOutageResult> {
       files: files.length,
       files_with_2_verified_copies: files.filter((r) => r.verified >= 2).length,
       copies_made_during_outage: during[0]?.n ?? 0,
+      fallback_reads: fallbackReads,
       repaired_after_resume_ms: repairedMs,
       wall_ms: Date.now() - started,
     };

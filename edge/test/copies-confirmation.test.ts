@@ -26,6 +26,7 @@ import {
 import { Alarms } from '../src/alarms/index.ts';
 import { Spool } from '../src/spool/index.ts';
 import { Uploader } from '../src/upload/index.ts';
+import { copiesShort } from '../src/upload/uploader.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SE_TOKEN = 'se-token-edge-copies';
@@ -168,4 +169,12 @@ describe('edge confirmation waits for every copy', () => {
       spool.close();
     }
   }, 120_000);
+
+  it('reads Polyvision-Copies: short only when fewer copies are verified than required', () => {
+    expect(copiesShort('1/2')).toBe(true);
+    expect(copiesShort(' 2 / 2 ')).toBe(false);
+    expect(copiesShort('3/2')).toBe(false);
+    expect(copiesShort(undefined)).toBe(false);
+    expect(copiesShort('garbage')).toBe(false);
+  });
 });

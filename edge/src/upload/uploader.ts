@@ -30,6 +30,7 @@ import {
   PolyvisionError,
   silentLogger,
   UPLOAD_CONFIRMATION_HEADER,
+  UPLOAD_COPIES_HEADER,
   type UploadMetadata,
 } from '@polyvision/shared';
 import type { Alarms } from '../alarms/index.ts';
@@ -254,13 +255,24 @@ export class Uploader {
         onChunkAcknowledged: (bytes) => this.#count(bytes),
       });
       const header = outcome.header(CONFIRM_HEADER);
+      // `Polyvision-Copies: 1/2`: stored, but not every copy is verified yet; no mode confirms that.
+      const copiesPending = copiesShort(outcome.header(UPLOAD_COPIES_HEADER));
       const sha =
         header ??
-        (o.confirmation === 'tus_completion' ? row.sha256 : await this.#headSha(outcome.uploadUrl, row.sizeBytes));
+        (copiesPending
+          ? null
+          : o.confirmation === 'tus_completion'
+            ? row.sha256
+            : await this.#headSha(outcome.uploadUrl, row.sizeBytes));
       if (sha) {
         if (await o.spool.confirm(row.id, sha)) this.#status.filesConfirmed++;
       } else {
-        o.spool.markUnconfirmed(row.id, `the ingest did not report the sha256 (${CONFIRM_HEADER})`);
+        o.spool.markUnconfirmed(
+          row.id,
+          copiesPending
+            ? `the ingest has not verified every copy yet (${UPLOAD_COPIES_HEADER}: ${outcome.header(UPLOAD_COPIES_HEADER)})`
+            : `the ingest did not report the sha256 (${CONFIRM_HEADER})`,
+        );
       }
       for (const code of ['ingest_insufficient_storage', 'ingest_unreachable', 'ingest_unauthorized'])
         o.alarms.clear(code);
@@ -332,4 +344,10 @@ export class Uploader {
     this.#status.bytesUploaded += bytes;
     this.#samples.push({ atMs: Date.now(), bytes });
   }
+}
+
+/** Whether a `Polyvision-Copies: <verified>/<required>` value says copies are still missing (absent: no). */
+export function copiesShort(value: string | null | undefined): boolean {
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(value ?? '');
+  return match ? Number(match[1]) < Number(match[2]) : false;
 }
