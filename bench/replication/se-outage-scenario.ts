@@ -34,6 +34,8 @@ export interface SeOutageOptions {
   jobsTimeoutMs: number;
   /** Longest wait for 2 verified copies of every file after the SE is back, ms. */
   repairTimeoutMs: number;
+  /** Copies the cluster's ingest requires (its REPLICATION_FACTOR, 3 datacenters). @defaultValue 2 */
+  requiredCopies?: number;
   /** Synthetic panorama length, s. @defaultValue 3 */
   clipDurationS?: number;
   log?: (line: string) => void;
@@ -54,6 +56,8 @@ export interface SeOutageResult {
   files_with_2_verified_copies: number;
   /** Copies the repairer made on the third SE while the victim was lost. */
   copies_made_during_outage: number;
+  /** Time from the SIGSTOP until every job had finished (or the wait timed out), ms. */
+  jobs_finished_after_sigstop_ms: number | null;
   /** Worker log lines saying a read fell back from one copy to the next. */
   fallback_reads: number;
   /** Time from SIGCONT until every file had 2 verified copies, ms (null: not reached). */
@@ -128,7 +132,10 @@ export async function runSeOutage(o: SeOutageOptions): Promise<SeOutageResult> {
     const runId = `outage-${Date.now().toString(36)}`;
 
     const first = await upload(state, ingest[0]?.url as string, body, `${runId}-0`);
-    if (first.copies !== '2/2') throw new Error(`the first upload was confirmed with ${first.copies} copies, not 2/2`);
+    const required = o.requiredCopies ?? 2;
+    if (first.copies !== `${required}/${required}`) {
+      throw new Error(`the first upload was confirmed with ${first.copies} copies, not ${required}/${required}`);
+    }
     const { rows: primary } = await db.query<{ storage_id: string }>(
       `SELECT storage_id FROM files WHERE file_id = (SELECT file_id FROM uploads WHERE upload_id = $1)`,
       [first.jobId.slice('job-'.length)],
@@ -139,6 +146,28 @@ export async function runSeOutage(o: SeOutageOptions): Promise<SeOutageResult> {
     const stoppedAt = Date.now();
     log(`SIGSTOP ${victim.name} (primary of the first panorama)`);
 
+    // The SE comes back after outageMs even while jobs still wait for it (a baseline without copies does).
+    let resumedAt = 0;
+    let outageMs = 0;
+    let during = 0;
+    const resume = async () => {
+      if (victimPid === null) return;
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM file_copies c JOIN files f ON f.file_id = c.file_id
+         WHERE c.state = 'verified' AND c.created_at >= to_timestamp($1 / 1000.0)
+           AND c.storage_id <> f.storage_id AND f.created_at < to_timestamp($1 / 1000.0)`,
+        [stoppedAt],
+      );
+      during = rows[0]?.n ?? 0;
+      process.kill(victim.pid, 'SIGCONT');
+      victimPid = null;
+      outageMs = Date.now() - stoppedAt;
+      resumedAt = Date.now();
+      log(`SIGCONT ${victim.name} after ${outageMs} ms`);
+    };
+    const timer =
+      o.outageMs > 0 ? setTimeout(() => void resume().catch((e: Error) => log(e.message)), o.outageMs) : undefined;
+
     const jobIds = [first.jobId];
     for (let i = 1; i < o.jobs; i++) {
       const replica = ingest[i % ingest.length]?.url as string;
@@ -147,6 +176,7 @@ export async function runSeOutage(o: SeOutageOptions): Promise<SeOutageResult> {
     }
 
     type Job = { job_id: string; status: string; stages: Array<{ stage: string; status: string }> };
+    let jobsFinishedMs: number | null = null;
     const jobs = await poll('every job finished', o.jobsTimeoutMs, async () => {
       const all: Job[] = [];
       for (const id of jobIds) {
@@ -161,35 +191,28 @@ export async function runSeOutage(o: SeOutageOptions): Promise<SeOutageResult> {
       log(error.message);
       return [] as Job[];
     });
-    log(`jobs finished ${Date.now() - stoppedAt} ms into the outage`);
+    jobsFinishedMs = Date.now() - stoppedAt;
+    log(`jobs finished ${jobsFinishedMs} ms after the SIGSTOP`);
     if (o.outageMs > 0) {
       const left = stoppedAt + o.outageMs - Date.now();
-      if (left > 0) await new Promise((r) => setTimeout(r, left));
+      if (left > 0) await new Promise((r) => setTimeout(r, left + 50));
     }
-    const { rows: during } = await db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM file_copies c JOIN files f ON f.file_id = c.file_id
-       WHERE c.state = 'verified' AND c.created_at >= to_timestamp($1 / 1000.0)
-         AND c.storage_id <> f.storage_id AND f.created_at < to_timestamp($1 / 1000.0)`,
-      [stoppedAt],
-    );
-    process.kill(victim.pid, 'SIGCONT');
-    victimPid = null;
-    const outageMs = Date.now() - stoppedAt;
-    const resumedAt = Date.now();
-    log(`SIGCONT ${victim.name} after ${outageMs} ms`);
+    clearTimeout(timer);
+    await resume();
 
     const runFiles = `SELECT f.file_id, (SELECT count(DISTINCT c.storage_id)::int FROM file_copies c
                        WHERE c.file_id = f.file_id AND c.state = 'verified') AS verified
                      FROM files f WHERE f.match_id LIKE $1`;
     let repairedMs: number | null = null;
-    await poll('2 verified copies of every file', o.repairTimeoutMs, async () => {
-      const { rows } = await db.query<{ verified: number }>(runFiles, [`${runId}-%`]);
-      return rows.length > 0 && rows.every((r) => r.verified >= 2) ? true : undefined;
-    })
-      .then(() => {
-        repairedMs = Date.now() - resumedAt;
+    if (required >= 2)
+      await poll('2 verified copies of every file', o.repairTimeoutMs, async () => {
+        const { rows } = await db.query<{ verified: number }>(runFiles, [`${runId}-%`]);
+        return rows.length > 0 && rows.every((r) => r.verified >= 2) ? true : undefined;
       })
-      .catch((error: Error) => log(error.message));
+        .then(() => {
+          repairedMs = Date.now() - resumedAt;
+        })
+        .catch((error: Error) => log(error.message));
     const { rows: files } = await db.query<{ verified: number }>(runFiles, [`${runId}-%`]);
     const completed = jobs.filter((j) => j.status === 'completed').length;
     let fallbackReads = 0;
@@ -210,7 +233,8 @@ export async function runSeOutage(o: SeOutageOptions): Promise<SeOutageResult> {
         .map((j) => ({ job_id: j.job_id, status: j.status, stages: j.stages.map((s) => [s.stage, s.status]) })),
       files: files.length,
       files_with_2_verified_copies: files.filter((r) => r.verified >= 2).length,
-      copies_made_during_outage: during[0]?.n ?? 0,
+      copies_made_during_outage: during,
+      jobs_finished_after_sigstop_ms: jobsFinishedMs,
       fallback_reads: fallbackReads,
       repaired_after_resume_ms: repairedMs,
       wall_ms: Date.now() - started,
