@@ -1,4 +1,4 @@
-import { type Logger, silentLogger } from '@polyvision/shared';
+import { type Logger, PolyvisionError, silentLogger } from '@polyvision/shared';
 import { type AddCopyDeps, addCopy } from './add-copy.ts';
 import { type CatalogFile, getCatalogFile, listCopies } from './copies.ts';
 
@@ -72,7 +72,10 @@ export class Replicator {
       try {
         await addCopy(this.#deps, file, { avoidStorageIds: avoid, signal: this.#closing.signal });
       } catch (error) {
-        this.#logger.warn({ err: error, file_id: file.file_id }, 'copy not made');
+        // No place for a copy (a datacenter down, the fleet full) is expected during an outage: not a warning each scan.
+        const code = error instanceof PolyvisionError ? error.code : undefined;
+        const expected = code === 'replica_not_placeable' || code === 'insufficient_storage';
+        this.#logger[expected ? 'debug' : 'warn']({ err: error, file_id: file.file_id }, 'copy not made');
         return { verified, required: this.#required, error };
       }
     }

@@ -91,7 +91,7 @@ export function startReplication(o: ReplicationServiceOptions): RunningReplicati
     copies: {
       required: fleet.required,
       verified: (fileId) => countVerified(o.db, fileId),
-      kick: (fileId) => void replicator.ensure(fileId),
+      kick: (fileId) => void replicator.ensure(fileId).catch(() => undefined),
     },
     async afterUpload(fileId) {
       if (fleet.required <= 1) return;
