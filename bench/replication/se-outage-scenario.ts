@@ -150,7 +150,12 @@ export async function runSeOutage(o: SeOutageOptions): Promise<SeOutageResult> {
     let resumedAt = 0;
     let outageMs = 0;
     let during = 0;
-    const resume = async () => {
+    let resuming: Promise<void> | null = null;
+    const resume = () => {
+      resuming ??= resumeOnce();
+      return resuming;
+    };
+    const resumeOnce = async () => {
       if (victimPid === null) return;
       const { rows } = await db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM file_copies c JOIN files f ON f.file_id = c.file_id
