@@ -7,7 +7,8 @@ import { type Database, quoteIdentifier } from './database.ts';
 /**
  * Numbered SQL migrations: `core/src/db/migrations/NNNN_name.sql`, applied
  * in order, each once, recorded in `schema_migrations` with its SHA-256.
- * Numbers 0001–0099 belong to the orchestrator, 0100–0199 to ingest, 0200–0299 to the workers.
+ * Numbers 0001–0099 belong to the orchestrator, 0100–0199 to ingest, 0200–0299 to the workers,
+ * 0300–0399 to replication.
  *
  * Why an own runner and not a library: it runs over the `Database` port, so
  * the same files apply to PostgreSQL (pg) and PGlite; the well-known

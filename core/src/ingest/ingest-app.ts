@@ -14,6 +14,7 @@ import { hasListedToken, tokenListAuth } from '../auth/principal.ts';
 import type { AdaptiveCapacityMonitor, StorageCandidate } from '../capacity/index.ts';
 import type { Database } from '../db/index.ts';
 import type { OpsService } from '../ops/ops-service.ts';
+import type { RunningReplication } from '../replication/start-replication.ts';
 import type { DegradingLocker } from './degrading-locker.ts';
 import type { EdgeIdentity } from './edge-tokens.ts';
 import type { LastKnownCapacity } from './last-known-capacity.ts';
@@ -29,6 +30,8 @@ export interface IngestAppOptions {
   capacity: LastKnownCapacity;
   /** The tus locker (local locks while Redis is down). */
   locker: DegradingLocker;
+  /** Copies per file: readiness says `degraded` when the fleet holds fewer than `REPLICATION_FACTOR`. */
+  replication?: Pick<RunningReplication, 'fleet' | 'underReplicated'>;
   registry: Registry;
   logger: Logger;
   /** The ops capacity map, when `OPS_TOKENS` is set. */
@@ -51,8 +54,10 @@ export interface IngestAppOptions {
  * - `/metrics`: a metrics or operator token, else 401;
  * - `/health/ready`: `{status}` to anyone — `ok` (200), `degraded` (200:
  *   Redis unreachable, uploads still placed on the last known capacity with
- *   local tus locks) or `fail` (503: no database or no writable SE); the
- *   checks, what is degraded since when, and the capacity-monitor view with
+ *   local tus locks; or fewer datacenters than `REPLICATION_FACTOR`, so files
+ *   keep fewer copies) or `fail` (503: no database or no writable SE); the
+ *   checks, what is degraded since when, replication (factor, copies
+ *   required, files under-replicated) and the capacity-monitor view with
  *   a metrics or operator token;
  * - `/health/live`: open, `{status: 'ok'}`.
  * A control character in the path or query is 400 `invalid_characters` before any route.
@@ -79,7 +84,8 @@ export function ingestApp(options: IngestAppOptions): Hono<{ Variables: { edge: 
     });
     // Redis is not needed to place and receive uploads (last known capacity, local tus locks): degraded, not down.
     const redis = await runHealthChecks({ redis: () => options.redis.ping() }, 1_000);
-    const status = critical.status === 'fail' ? 'fail' : redis.status === 'fail' ? 'degraded' : 'ok';
+    const fleet = options.replication?.fleet;
+    const status = critical.status === 'fail' ? 'fail' : redis.status === 'fail' || fleet?.degraded ? 'degraded' : 'ok';
     const code = status === 'fail' ? 503 : 200;
     if (!hasListedToken(c, serviceTokens)) return c.json({ status }, code);
     // Re-read while degraded: the outage may have ended with no placement since to notice it.
@@ -98,7 +104,18 @@ export function ingestApp(options: IngestAppOptions): Hono<{ Variables: { edge: 
               }
             : null,
           tus_locks_local_since: locksLocalSinceMs === null ? null : new Date(locksLocalSinceMs).toISOString(),
+          replication: fleet?.degraded
+            ? `REPLICATION_FACTOR ${fleet.factor} but ${fleet.datacenters} datacenter(s): ${fleet.required} copy per file`
+            : null,
         },
+        replication: options.replication
+          ? {
+              factor: fleet?.factor,
+              required_copies: fleet?.required,
+              datacenters: fleet?.datacenters,
+              under_replicated_files: await withTimeout(options.replication.underReplicated(), 2_000).catch(() => null),
+            }
+          : null,
         capacity_monitor: capacity,
       },
       code,

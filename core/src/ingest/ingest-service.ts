@@ -16,6 +16,8 @@ import { AdaptiveCapacityMonitor, CAPACITY_LEADER_KEY, CapacityCache } from '../
 import { createDatabase, type Database, migrate } from '../db/index.ts';
 import { createOpsService } from '../ops/ops-service.ts';
 import { topicNames } from '../orchestrator/contracts/index.ts';
+import { DEFAULT_REPLICATION_SETTINGS } from '../replication/options.ts';
+import { type RunningReplication, startReplication } from '../replication/start-replication.ts';
 import { DegradingLocker } from './degrading-locker.ts';
 import type { EdgeIdentity } from './edge-tokens.ts';
 import { ingestApp } from './ingest-app.ts';
@@ -34,6 +36,8 @@ export interface RunningIngest {
   monitor: AdaptiveCapacityMonitor;
   store: StorageElementDataStore;
   db: Database;
+  /** Copies of every file, the repairer (core/src/replication). */
+  replication: RunningReplication;
   /** The HTTP app (its `routes` list every endpoint; the route-walking auth test reads them). */
   app: Hono<{ Variables: { edge: EdgeIdentity } }>;
   /** Stops serving, stops the monitor (releasing leadership), closes connections. Idempotent. */
@@ -58,7 +62,8 @@ const TOKEN_CACHE_MS = 10_000;
 
 /**
  * Starts one ingest replica: PostgreSQL (migrations applied), Redis
- * (election, capacity cache, tus locks), the capacity monitor, the HTTP
+ * (election, capacity cache, tus locks), the capacity monitor, replication
+ * (copies after each upload, the repairer under leadership), the HTTP
  * app ({@link ingestApp}: tus upload API with edge-token auth, ops map,
  * health, metrics) and the expiry sweep.
  */
@@ -119,17 +124,32 @@ export async function startIngest(
     sourceAvailable: redisUp,
     logger,
   });
+  const placement = {
+    maxAttempts: env.INGEST_PLACEMENT_MAX_ATTEMPTS,
+    headroomBytes: env.INGEST_HEADROOM_BYTES,
+    preferredLocations: env.INGEST_PREFERRED_LOCATIONS,
+    retryAfterMs: env.INGEST_RETRY_AFTER_SECONDS * 1000,
+  };
+  // A second copy of every file in another datacenter, and the repairer that keeps it so.
+  const replication = startReplication({
+    settings: settings.replication ?? DEFAULT_REPLICATION_SETTINGS,
+    db,
+    client,
+    capacity,
+    storageElements: settings.storageElements,
+    placement: { ...placement, reservationTtlMs: env.INGEST_RESERVATION_TTL_MS },
+    store: ttlStore,
+    instanceId: settings.instanceId,
+    registry,
+    logger,
+  });
   const store = new StorageElementDataStore({
     db,
     capacity,
     client,
     storageElements: settings.storageElements,
-    placement: {
-      maxAttempts: env.INGEST_PLACEMENT_MAX_ATTEMPTS,
-      headroomBytes: env.INGEST_HEADROOM_BYTES,
-      preferredLocations: env.INGEST_PREFERRED_LOCATIONS,
-      retryAfterMs: env.INGEST_RETRY_AFTER_SECONDS * 1000,
-    },
+    placement,
+    replicate: (fileId) => replication.afterUpload(fileId),
     uploadExpirationMs: env.INGEST_UPLOAD_EXPIRATION_MS,
     reservationTtlMs: env.INGEST_RESERVATION_TTL_MS,
     quotas: new OrganizationQuotas({
@@ -185,6 +205,7 @@ export async function startIngest(
     monitor,
     capacity,
     locker,
+    replication,
     registry,
     logger,
     ...(ops ? { ops } : {}),
@@ -199,6 +220,7 @@ export async function startIngest(
       checksumMaxChunkBytes: env.INGEST_CHECKSUM_MAX_CHUNK_BYTES,
       retryAfterSeconds: env.INGEST_RETRY_AFTER_SECONDS,
       owners,
+      copies: replication.copies,
     },
   });
 
@@ -217,6 +239,7 @@ export async function startIngest(
   } catch (error) {
     clearInterval(sweep);
     await ops?.close();
+    await replication.close();
     await monitor.close();
     await Promise.allSettled([redis.quit(), subscriber.quit(), closeDb(), agent.close()]);
     throw error;
@@ -230,12 +253,14 @@ export async function startIngest(
     monitor,
     store,
     db,
+    replication,
     app,
     close() {
       closing ??= (async () => {
         clearInterval(sweep);
         await ops?.close();
         await server.close();
+        await replication.close();
         await monitor.close();
         await elections.close();
         await Promise.allSettled([redis.quit(), subscriber.quit(), closeDb(), agent.close()]);

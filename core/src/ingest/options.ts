@@ -16,6 +16,7 @@ import {
   type StorageElementConfig,
 } from '../capacity/index.ts';
 import { loadOpsSettings, type OpsSettings } from '../ops/options.ts';
+import { loadReplicationSettings, type ReplicationSettings } from '../replication/options.ts';
 import { parseOrganizationQuotas } from './quota.ts';
 
 /** Environment of `pnpm polyvision ingest` (documented in core/README.md, "Ingest"). */
@@ -79,6 +80,8 @@ export interface IngestSettings {
   ops?: OpsSettings | null;
   /** Quotas by organization (`INGEST_ORG_QUOTAS`), bytes. */
   organizationQuotas?: Readonly<Record<string, number>>;
+  /** Replication (`REPLICATION_*`); omitted: the defaults. */
+  replication?: ReplicationSettings;
 }
 
 /**
@@ -94,5 +97,6 @@ export function loadIngestSettings(env: Record<string, string | undefined> = pro
     capacity: loadCapacityMonitorSettings(env),
     ops: loadOpsSettings(env),
     organizationQuotas: parseOrganizationQuotas(parsed.INGEST_ORG_QUOTAS),
+    replication: loadReplicationSettings(env),
   };
 }

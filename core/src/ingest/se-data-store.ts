@@ -67,6 +67,12 @@ export interface StorageElementDataStoreOptions {
   ownerOf?: (uploadId: string) => UploadOwner | undefined;
   /** Called after every placement (for `ingest_placements_total`): the attempts, and whether one succeeded. */
   onPlacement?: (attempts: readonly PlacementAttempt[], placed: boolean) => void;
+  /**
+   * Called once a finished upload is catalogued, awaited before the last
+   * PATCH is answered: makes the file's further copies (replication), bounded
+   * in time by the caller. Its errors are logged, never the upload's.
+   */
+  replicate?: (fileId: string) => Promise<unknown>;
 }
 
 /**
@@ -85,7 +91,8 @@ export interface StorageElementDataStoreOptions {
  *   all there but not yet recorded (a replica died in between) is finished now.
  * - {@link finish} (tus `onUploadFinish`): SE `complete` checks size and
  *   SHA-256 end to end, then catalog row + outbox `job.submit` in one
- *   transaction (catalog.ts). A wrong checksum aborts the SE upload
+ *   transaction (catalog.ts), then the further copies (`replicate`,
+ *   core/src/replication). A wrong checksum aborts the SE upload
  *   (reservation released) and answers 460.
  * - `remove` (termination) and `deleteExpired` (expiration) abort the SE
  *   upload, which releases its reservation.
@@ -304,6 +311,14 @@ export class StorageElementDataStore extends DataStore {
       ...(this.#o.jobCommandsTopic ? { jobCommandsTopic: this.#o.jobCommandsTopic } : {}),
       ...(this.#o.segmentDurationS ? { segmentDurationS: this.#o.segmentDurationS } : {}),
     });
+    await this.#o
+      .replicate?.(row.file_id)
+      .catch((error) =>
+        this.#logger.warn(
+          { err: error, file_id: row.file_id },
+          'replication after upload failed; the repairer retries',
+        ),
+      );
   }
 
   /**

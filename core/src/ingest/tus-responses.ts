@@ -1,4 +1,4 @@
-import { UPLOAD_CONFIRMATION_HEADER } from '@polyvision/shared';
+import { UPLOAD_CONFIRMATION_HEADER, UPLOAD_COPIES_HEADER } from '@polyvision/shared';
 import type { Queryable } from '../db/index.ts';
 import { fail } from './tus-creation.ts';
 import { getUploadRow } from './upload-rows.ts';
@@ -36,18 +36,40 @@ export function withHeader(request: Request, name: string, value: string): Reque
   });
 }
 
+/** What the confirmation needs to know of a file's copies (replication). */
+export interface UploadCopies {
+  /** Copies required per file on this fleet. */
+  required: number;
+  /** Verified copies of a catalogued file. */
+  verified(fileId: string): Promise<number>;
+  /** Starts making the missing copies of a file (not awaited; a HEAD of an under-replicated upload calls it). */
+  kick?(fileId: string): void;
+}
+
 /**
  * The core's receipt to the edge: on a 2xx PATCH or HEAD of an upload that is
  * completed (stored on its SE, sha256 verified there, catalogued), sets
- * `X-Content-SHA256: <hex>` — the header the edge spool waits for before it
- * deletes its copy (edge/README.md, "Spool, upload and confirmation").
+ * `Polyvision-Copies: <verified>/<required>` and, only once every required
+ * copy is verified, `X-Content-SHA256: <hex>` — the header the edge spool
+ * waits for before it deletes its copy (edge/README.md, "Spool, upload and
+ * confirmation"). Without `copies`, one copy is required.
  */
-export async function confirm(response: Response, method: string, uploadId: string | undefined, db: Queryable) {
+export async function confirm(
+  response: Response,
+  method: string,
+  uploadId: string | undefined,
+  db: Queryable,
+  copies?: UploadCopies,
+) {
   if ((method !== 'PATCH' && method !== 'HEAD') || !uploadId || response.status >= 300) return response;
   const row = await getUploadRow(db, uploadId);
   if (row?.status !== 'completed') return response;
   const headers = new Headers(response.headers);
-  headers.set(UPLOAD_CONFIRMATION_HEADER, row.sha256);
+  const required = copies?.required ?? 1;
+  const verified = copies ? await copies.verified(row.file_id) : 1;
+  headers.set(UPLOAD_COPIES_HEADER, `${verified}/${required}`);
+  if (verified >= required) headers.set(UPLOAD_CONFIRMATION_HEADER, row.sha256);
+  else if (method === 'HEAD') copies?.kick?.(row.file_id);
   return new Response(response.body, { status: response.status, headers });
 }
 

@@ -7,7 +7,7 @@ import type { Queryable } from '../db/index.ts';
 import type { EdgeIdentity } from './edge-tokens.ts';
 import type { StorageElementDataStore, UploadOwner } from './se-data-store.ts';
 import { checkCreation, fail } from './tus-creation.ts';
-import { CHECKSUM_ALGORITHMS, confirm, decorate, readCapped, withHeader } from './tus-responses.ts';
+import { CHECKSUM_ALGORITHMS, confirm, decorate, readCapped, type UploadCopies, withHeader } from './tus-responses.ts';
 import { getUploadRow } from './upload-rows.ts';
 
 export const UPLOADS_PATH = '/api/v1/uploads';
@@ -27,6 +27,8 @@ export interface TusRoutesOptions {
   retryAfterSeconds: number;
   /** Resolves the owner of an upload being created (shared with the data store). */
   owners: Map<string, UploadOwner>;
+  /** Copies per file (replication): the confirmation waits for all of them. @defaultValue one copy */
+  copies?: UploadCopies;
 }
 
 type Env = { Variables: { edge: EdgeIdentity } };
@@ -71,7 +73,7 @@ export function tusRoutes(options: TusRoutesOptions): Hono<Env> {
   const handle = async (c: Context<Env>, request: Request): Promise<Response> => {
     const response = await server.handleWeb(request);
     const decorated = await decorate(response, c.req.method, options.retryAfterSeconds);
-    return confirm(decorated, c.req.method, c.req.param('id'), options.db);
+    return confirm(decorated, c.req.method, c.req.param('id'), options.db, options.copies);
   };
 
   app.options(UPLOADS_PATH, (c) => handle(c, c.req.raw));

@@ -96,6 +96,8 @@ beforeAll(async () => {
       REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       DATABASE_SCHEMA: schema.schema,
       STORAGE_ELEMENTS: storageElementsJson([{ se, id: 'se-r', location: 'dc1' }]),
+      // One SE: one copy per file is all this fleet can hold; asked for, it is not degraded.
+      REPLICATION_FACTOR: '1',
       OPS_TOKENS: OPERATOR_TOKEN,
     }),
   );

@@ -17,7 +17,9 @@
  *
  * Confirmation: the core must report the file's sha256 in `X-Content-SHA256`
  * on the final response (or on a `HEAD` of the upload URL once complete);
- * the spool deletes the file only when it matches. With `confirmation:
+ * the spool deletes the file only when it matches. Polyvision's ingest sends
+ * it only once every copy of the file is verified (`Polyvision-Copies:
+ * <verified>/<required>`); until then the file stays `unconfirmed` and is asked about again. With `confirmation:
  * 'tus_completion'`, a completed upload counts as confirmed (for an ingest
  * that checks the metadata's sha256 before it completes an upload).
  */
@@ -28,6 +30,7 @@ import {
   PolyvisionError,
   silentLogger,
   UPLOAD_CONFIRMATION_HEADER,
+  UPLOAD_COPIES_HEADER,
   type UploadMetadata,
 } from '@polyvision/shared';
 import type { Alarms } from '../alarms/index.ts';
@@ -158,8 +161,17 @@ export class Uploader {
     }
   }
 
-  /** Uploads everything waiting now, then resolves (for the CLI's `--drain` and tests). */
-  async drain(signal: AbortSignal): Promise<void> {
+  /**
+   * Uploads everything waiting now, then resolves (for the CLI's `--drain` and tests).
+   * With `untilConfirmed`, it then also waits until the core has confirmed
+   * every uploaded file (all its copies verified: the core sends
+   * `X-Content-SHA256` only then), asking again every `recheckIntervalMs`
+   * (default 1 s); the spool keeps each file until it is confirmed.
+   */
+  async drain(
+    signal: AbortSignal,
+    options: { untilConfirmed?: boolean; recheckIntervalMs?: number } = {},
+  ): Promise<void> {
     const inner = new AbortController();
     const stop = () => inner.abort(signal.reason);
     signal.addEventListener('abort', stop, { once: true });
@@ -170,16 +182,21 @@ export class Uploader {
     inner.abort();
     signal.removeEventListener('abort', stop);
     await loop;
+    while (options.untilConfirmed && !signal.aborted && this.#o.spool.journal.list(['unconfirmed']).length > 0) {
+      await this.#recheckUnconfirmed(true);
+      if (this.#o.spool.journal.list(['unconfirmed']).length === 0) break;
+      await abortableSleep(options.recheckIntervalMs ?? 1_000, signal).catch(() => {});
+    }
   }
 
   /**
-   * While idle, at most every `recheckUnconfirmedMs`: asks the ingest again
-   * (`HEAD` of the upload URL) for the sha256 of uploads that completed
-   * without a confirmation, and confirms those that now match.
+   * While idle, at most every `recheckUnconfirmedMs` (or now when `force`):
+   * asks the ingest again (`HEAD` of the upload URL) for the sha256 of
+   * uploads that completed without a confirmation, and confirms those that now match.
    */
-  async #recheckUnconfirmed(): Promise<void> {
+  async #recheckUnconfirmed(force = false): Promise<void> {
     const every = this.#o.recheckUnconfirmedMs ?? 60_000;
-    if (Date.now() - this.#lastRecheckMs < every) return;
+    if (!force && Date.now() - this.#lastRecheckMs < every) return;
     this.#lastRecheckMs = Date.now();
     for (const row of this.#o.spool.journal.list(['unconfirmed'])) {
       if (!row.uploadUrl) continue;
@@ -238,13 +255,24 @@ export class Uploader {
         onChunkAcknowledged: (bytes) => this.#count(bytes),
       });
       const header = outcome.header(CONFIRM_HEADER);
+      // `Polyvision-Copies: 1/2`: stored, but not every copy is verified yet; no mode confirms that.
+      const copiesPending = copiesShort(outcome.header(UPLOAD_COPIES_HEADER));
       const sha =
         header ??
-        (o.confirmation === 'tus_completion' ? row.sha256 : await this.#headSha(outcome.uploadUrl, row.sizeBytes));
+        (copiesPending
+          ? null
+          : o.confirmation === 'tus_completion'
+            ? row.sha256
+            : await this.#headSha(outcome.uploadUrl, row.sizeBytes));
       if (sha) {
         if (await o.spool.confirm(row.id, sha)) this.#status.filesConfirmed++;
       } else {
-        o.spool.markUnconfirmed(row.id, `the ingest did not report the sha256 (${CONFIRM_HEADER})`);
+        o.spool.markUnconfirmed(
+          row.id,
+          copiesPending
+            ? `the ingest has not verified every copy yet (${UPLOAD_COPIES_HEADER}: ${outcome.header(UPLOAD_COPIES_HEADER)})`
+            : `the ingest did not report the sha256 (${CONFIRM_HEADER})`,
+        );
       }
       for (const code of ['ingest_insufficient_storage', 'ingest_unreachable', 'ingest_unauthorized'])
         o.alarms.clear(code);
@@ -316,4 +344,10 @@ export class Uploader {
     this.#status.bytesUploaded += bytes;
     this.#samples.push({ atMs: Date.now(), bytes });
   }
+}
+
+/** Whether a `Polyvision-Copies: <verified>/<required>` value says copies are still missing (absent: no). */
+export function copiesShort(value: string | null | undefined): boolean {
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(value ?? '');
+  return match ? Number(match[1]) < Number(match[2]) : false;
 }

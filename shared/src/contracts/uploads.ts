@@ -55,3 +55,10 @@ export function formatTusMetadata(metadata: Record<string, string>): string {
  * matches (edge/README.md, "Spool, upload and confirmation").
  */
 export const UPLOAD_CONFIRMATION_HEADER = 'X-Content-SHA256';
+
+/**
+ * Response header of ingest on the same answers: `<verified>/<required>`
+ * copies of the file (replication, core/src/replication). The confirmation
+ * header is sent only once `verified >= required`.
+ */
+export const UPLOAD_COPIES_HEADER = 'Polyvision-Copies';

@@ -5,6 +5,7 @@ import type { StorageElementConfig } from '../../capacity/index.ts';
 import type { Database } from '../../db/index.ts';
 import { type CapacityView, type PlacementOptions, placeFile } from '../../ingest/placement.ts';
 import { InsufficientStorageError, type StorageElementClient } from '../../ingest/se-client.ts';
+import { copiesOfLocation } from '../../replication/copies.ts';
 import { type ArtifactIo, digestFile, type OutputFile } from './artifact-io.ts';
 import { downloadFile } from './download.ts';
 import { findOutput, forgetOutput, type OutputRow, recordOutput } from './output-catalog.ts';
@@ -72,33 +73,72 @@ export class StorageElementArtifactIo implements ArtifactIo {
    * Downloads the artifact into `<workDir>/inputs/<storage_id>/<object_key>`
    * (again only if it is not there yet) and returns that path.
    *
+   * Replicas (core/src/replication): when the catalog knows other verified
+   * copies of the file, each copy is tried once in turn, the ref's own SE
+   * first, so a read falls back to another SE when the first one is down.
+   *
    * @throws PolyvisionError `input_unavailable` — not retriable when the SE is
-   *   not configured here, retriable when it cannot be reached or answers
-   *   5xx; `input_missing` (not retriable) when the SE has no such file;
+   *   not configured here (and no copy is), retriable when no copy can be
+   *   reached or they answer 5xx; `input_missing` (not retriable) when the SE has no such file;
    *   `input_checksum_mismatch` (not retriable); `aborted`.
    */
   async openInput(ref: ArtifactRef, workDir: string, signal?: AbortSignal): Promise<string> {
-    const se = this.#se(ref.storage_id);
+    const path = join(workDir, 'inputs', ref.storage_id, ...ref.object_key.split('/'));
+    const copies = await copiesOfLocation(this.#o.db, ref.storage_id, ref.object_key).catch(() => []);
+    const others = copies.filter((c) => c.storage_id !== ref.storage_id && this.#se(c.storage_id));
+    if (others.length === 0) return this.#download(ref, ref.storage_id, ref.object_key, path, this.#attempts, signal);
+    const tries = [{ storage_id: ref.storage_id, object_key: ref.object_key }, ...others];
+    const errors: unknown[] = [];
+    for (const copy of tries) {
+      if (!this.#se(copy.storage_id)) continue;
+      try {
+        return await this.#download(ref, copy.storage_id, copy.object_key, path, 1, signal);
+      } catch (error) {
+        if (error instanceof PolyvisionError && error.code === 'aborted') throw error;
+        errors.push(error);
+        this.#logger.warn(
+          { err: error, storage_id: copy.storage_id, object_key: copy.object_key },
+          'input copy not readable; trying the next copy',
+        );
+      }
+    }
+    const retriable = errors.some((e) => e instanceof PolyvisionError && e.retriable);
+    if (!retriable && errors[0]) throw errors[0];
+    throw new PolyvisionError(
+      'input_unavailable',
+      `no copy of ${ref.object_key} could be read (${tries.map((t) => t.storage_id).join(', ')})`,
+      { retriable: true, cause: errors.at(-1), details: { storage_id: ref.storage_id, copies: tries.length } },
+    );
+  }
+
+  async #download(
+    ref: ArtifactRef,
+    storageId: string,
+    objectKey: string,
+    path: string,
+    attempts: number,
+    signal: AbortSignal | undefined,
+  ): Promise<string> {
+    const se = this.#se(storageId);
     if (!se) {
       throw new PolyvisionError(
         'input_unavailable',
-        `artifact ${ref.object_key} is on ${ref.storage_id}, which is not in this worker's STORAGE_ELEMENTS (${this.#o.storageElements
+        `artifact ${objectKey} is on ${storageId}, which is not in this worker's STORAGE_ELEMENTS (${this.#o.storageElements
           .map((s) => s.storage_id)
           .join(', ')})`,
-        { retriable: false, details: { storage_id: ref.storage_id } },
+        { retriable: false, details: { storage_id: storageId } },
       );
     }
-    const path = join(workDir, 'inputs', ref.storage_id, ...ref.object_key.split('/'));
-    const result = await downloadFile(this.#o.client, se, ref.object_key, path, {
+    const result = await downloadFile(this.#o.client, se, objectKey, path, {
       sizeBytes: ref.size_bytes,
       sha256: ref.sha256,
-      retry: { attempts: this.#attempts },
+      retry: { attempts },
       ...(signal ? { signal } : {}),
     });
     this.#logger.debug(
       {
         storage_id: se.storage_id,
-        object_key: ref.object_key,
+        object_key: objectKey,
         size_bytes: result.sizeBytes,
         requests: result.requests,
       },

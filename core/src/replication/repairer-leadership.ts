@@ -1,0 +1,89 @@
+import {
+  abortableSleep,
+  Elections,
+  LeadershipRunner,
+  type Logger,
+  silentLogger,
+  type TtlStore,
+} from '@polyvision/shared';
+import type { Repairer } from './repairer.ts';
+
+/** Election key of the repairer. */
+export const REPAIRER_LEADER_KEY = 'replication:repairer_leader';
+
+/** Options of {@link startRepairerLeadership}. */
+export interface RepairerLeadershipOptions {
+  repairer: Repairer;
+  /** Where leadership is decided (the ingest replicas' Redis TtlStore). */
+  store: TtlStore;
+  instanceId: string;
+  /** `REPLICATION_LEADER_LEASE_MS`. */
+  leaseMs: number;
+  /** `REPLICATION_SCAN_INTERVAL_MS`. */
+  scanIntervalMs: number;
+  /** `REPLICATION_AUDIT_INTERVAL_MS`. */
+  auditIntervalMs: number;
+  logger?: Logger;
+  /** Called if the repairer does not stop within lease/4 after losing leadership. @defaultValue process.exit(1) */
+  kill?: () => void;
+}
+
+/**
+ * Runs the repairer on one ingest replica only (shared `LeadershipRunner`
+ * over `replication:repairer_leader`): the leader scans every
+ * `scanIntervalMs` and audits every `auditIntervalMs` until it loses
+ * leadership or `stop()` is called; the others keep campaigning.
+ *
+ * @returns `stop()`, which ends the passes and releases leadership.
+ */
+export function startRepairerLeadership(options: RepairerLeadershipOptions): { stop(): Promise<void> } {
+  const logger = options.logger ?? silentLogger;
+  const elections = new Elections(options.store, { logger });
+  const stopping = new AbortController();
+  let runner: LeadershipRunner | null = null;
+  const service = async (signal: AbortSignal) => {
+    let lastAuditMs = Date.now();
+    while (!signal.aborted) {
+      try {
+        await options.repairer.scan(signal);
+        if (Date.now() - lastAuditMs >= options.auditIntervalMs) {
+          lastAuditMs = Date.now();
+          await options.repairer.audit(signal);
+        }
+      } catch (error) {
+        logger.warn({ err: error }, 'replication pass failed');
+      }
+      await abortableSleep(options.scanIntervalMs, signal).catch(() => undefined);
+    }
+  };
+  const loop = (async () => {
+    while (!stopping.signal.aborted) {
+      runner = new LeadershipRunner({
+        elections,
+        key: REPAIRER_LEADER_KEY,
+        value: options.instanceId.replaceAll(/[^A-Za-z0-9:._-]/g, '_'),
+        leaseMs: options.leaseMs,
+        acquireTimeoutMs: 24 * 3600 * 1000,
+        services: [service],
+        logger,
+        ...(options.kill ? { kill: options.kill } : {}),
+      });
+      try {
+        const problem = await runner.launch();
+        const either = AbortSignal.any([problem, stopping.signal]);
+        await new Promise<void>((resolve) => either.addEventListener('abort', () => resolve(), { once: true }));
+      } catch {
+        // not acquired (stopping): the loop decides
+      }
+      await runner.shutdown().catch(() => null);
+    }
+  })();
+  return {
+    async stop() {
+      stopping.abort();
+      await runner?.shutdown().catch(() => null);
+      await elections.close();
+      await loop;
+    },
+  };
+}
