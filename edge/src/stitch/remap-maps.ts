@@ -172,8 +172,8 @@ export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptio
       }
     }
     weights.push(weight);
-    const box =
-      covered === 0 ? { x: 0, y: 0, width: 1, height: 1 } : { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 };
+    // Even corners and sizes where the panorama allows: the 4:2:0 graph warps chroma at half size.
+    const box = covered === 0 ? { x: 0, y: 0, width: 2, height: 2 } : evenBox(x0, y0, x1, y1, width, height);
     return { cameraId: cam.id, xmap, ymap, mask: new Uint8Array(n), coveredPixels: covered, box };
   });
 
@@ -225,6 +225,15 @@ export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptio
     );
   }
   return { widthPx: width, heightPx: height, cameras, coverage: coveredAny / n, pitchCoverage, overlapPixels: overlap };
+}
+
+/** The box [x0, x1] × [y0, y1] grown to even corners and sizes, inside a `width × height` panorama where it can be. */
+function evenBox(x0: number, y0: number, x1: number, y1: number, width: number, height: number): PixelBox {
+  const ex0 = x0 - (x0 % 2);
+  const ey0 = y0 - (y0 % 2);
+  const ex1 = Math.min(width % 2 === 0 ? width : width - 1, x1 + 1 + ((x1 + 1 - ex0) % 2));
+  const ey1 = Math.min(height % 2 === 0 ? height : height - 1, y1 + 1 + ((y1 + 1 - ey0) % 2));
+  return { x: ex0, y: ey0, width: Math.max(2, ex1 - ex0), height: Math.max(2, ey1 - ey0) };
 }
 
 /**

@@ -30,6 +30,8 @@ export interface StitcherOptions extends RemapMapOptions {
   preset?: string;
   /** Keyframe interval, frames. @defaultValue 50 */
   gopFrames?: number;
+  /** The graph's chroma layout (filter-graph.ts). @defaultValue '420' */
+  chromaLayout?: '420' | '444';
   ffmpegPath?: string;
   logger?: Logger;
 }
@@ -78,6 +80,7 @@ export async function createStitcher(venue: VenueCalibration, options: StitcherO
     quality: options.quality,
     preset: options.preset,
     gopFrames: options.gopFrames,
+    chromaLayout: options.chromaLayout ?? '420',
   };
   const size = { widthPx: maps.widthPx, heightPx: maps.heightPx };
   const corrections: CameraCorrection[] = venue.cameras.map((c) => ({
