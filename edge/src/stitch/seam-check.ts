@@ -1,7 +1,7 @@
 /**
  * The live seam check: a camera that is bumped, turned by the wind or
  * re-mounted no longer matches the venue calibration, and its seam opens. Every
- * `panorama.seam_check_interval_s` the edge takes one frame of each camera from
+ * `panorama.seam_check_interval_s` the edge takes one frame of each camera (0.5 s in) from
  * a segment it has just stitched, matches features across each seam (ORB,
  * features.ts), maps both sides of every match into the panorama exactly as the
  * stitcher does (lens, `image_to_panorama`, `panorama_warp`) and measures how far
@@ -242,7 +242,7 @@ export class SeamCheck {
   }
 
   /**
-   * Checks the seams on one frame of each camera's segment (1 s in, after the
+   * Checks the seams on one frame of each camera's segment (0.5 s in, after the
    * camera's `time_offset_s`) when a check is due; never throws (a failed check is logged).
    * @param paths - per camera, venue order; null where a camera has no segment.
    */
@@ -257,7 +257,7 @@ export class SeamCheck {
             ? grayFrameAt(
                 path,
                 { widthPx: c.width_px, heightPx: c.height_px },
-                1 + (c.time_offset_s ?? 0),
+                0.5 + (c.time_offset_s ?? 0),
                 this.#options.ffmpegPath,
               ).catch(() => null)
             : null;
