@@ -101,6 +101,8 @@ describe('edge node', () => {
       const metrics = await (await fetch(`${api}/metrics`, auth)).text();
       expect(metrics).toMatch(/edge_spool_backlog_segments\{[^}]*\} 0/);
       expect(metrics).toMatch(/edge_heartbeat_timestamp_seconds\{[^}]*\} [1-9]/);
+      // The live seam check ran after the first panorama (its gauge is a number once a seam had enough matches).
+      expect(metrics).toMatch(/edge_seam_error_px\{[^}]*\} (NaN|[0-9.]+)/);
       expect((await fetch(`${api}/health/ready`)).status).toBe(200);
     } finally {
       await node.close();

@@ -101,6 +101,14 @@ describe('self-calibration refuses bad input', () => {
     await rejects([moving, other], 'calibration_no_overlap', /do not overlap/);
   });
 
+  it('a camera turned more than 45° about its viewing axis', async () => {
+    // Two overlapping views of one textured scene; the second camera is turned by 60°.
+    const scene = 'mandelbrot=s=960x540:r=25:end_scale=0.3:maxiter=400';
+    const left = await lavfi('left', `${scene},crop=480:360:120:90`);
+    const turned = await lavfi('turned', `${scene},crop=480:360:360:90,rotate=PI/3:fillcolor=black`);
+    await rejects([left, turned], 'calibration_rotated_camera', /turned\.mp4 is turned -?6\d° against .*at most 45°/);
+  });
+
   it('a rig of one camera', async () => {
     await rejects([moving], 'calibration_unsupported_rig', /exactly 2 cameras \(got 1\)/);
   });

@@ -7,10 +7,11 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ffprobe, resolveFfmpegPath, spawnChild } from '@polyvision/shared';
+import { ffprobe, resolveFfmpegPath, spawnChild, venueCalibrationSchema } from '@polyvision/shared';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Alarms } from '../src/alarms/index.ts';
 import { selfCalibrate } from '../src/calibration/index.ts';
-import { createStitcher } from '../src/stitch/index.ts';
+import { computeRemapMaps, createStitcher, SeamCheck } from '../src/stitch/index.ts';
 
 const footage = resolve(import.meta.dirname, '../../../shared/footage');
 const left = join(footage, 'tsukuba-left.mp4');
@@ -26,6 +27,7 @@ afterAll(async () => {
 describe.skipIf(missing !== undefined)('self-calibration of the tsukuba rig', () => {
   it('finds the lens, the geometry and the offset, and the stitcher uses them', { timeout: 600_000 }, async () => {
     const result = await selfCalibrate([left, right]);
+    const alarms = new Alarms();
     const q = result.venue.quality;
     expect(q?.method).toBe('features');
     expect(q?.pitch_registered).toBe(false);
@@ -37,6 +39,16 @@ describe.skipIf(missing !== undefined)('self-calibration of the tsukuba rig', ()
     expect(result.venue.cameras[0]?.distortion.k1).toBeLessThan(0);
     const line = result.lenses[1]?.line;
     expect(line && line.undistortedPx < line.distortedPx).toBe(true);
+
+    // Seam alignment: camera B warped by the measured parallax, a seam per panorama row, and the
+    // overlap's grey difference smaller after than before; the venue file still passes its schema.
+    const align = result.seamAlignment;
+    expect(align).not.toBeNull();
+    expect(align?.meanDifference.after).toBeLessThan(0.85 * (align?.meanDifference.before ?? 0));
+    expect(align?.shiftPx.max).toBeGreaterThan(10); // the near touchline's parallax is tens of pixels
+    expect(result.venue.cameras[1]?.panorama_warp).toBeDefined();
+    expect(result.venue.panorama.seam_x_px).toHaveLength(result.venue.panorama.height_px);
+    expect(venueCalibrationSchema.parse(JSON.parse(JSON.stringify(result.venue)))).toBeDefined();
 
     work = await mkdtemp(join(tmpdir(), 'edge-selfcal-real-'));
     const cuts = await Promise.all(
@@ -66,5 +78,13 @@ describe.skipIf(missing !== undefined)('self-calibration of the tsukuba rig', ()
     expect(probe.video?.width).toBe(result.venue.panorama.width_px);
     expect(probe.video?.height).toBe(result.venue.panorama.height_px);
     expect(stitcher.coverage).toBeGreaterThan(0.8);
+    // The live seam check on a frame of the real footage (1 s in): closed, no alarm.
+    const checked = await new SeamCheck(result.venue, computeRemapMaps(result.venue), { alarmPx: 4, alarms }).check([
+      left,
+      right,
+    ]);
+    expect(checked?.[0]?.matches).toBeGreaterThanOrEqual(8);
+    expect(checked?.[0]?.medianPx).toBeLessThan(4);
+    expect(alarms.has('seam_misaligned')).toBe(false);
   });
 });

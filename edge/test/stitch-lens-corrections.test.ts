@@ -50,6 +50,8 @@ describe('ffmpeg graph corrections', () => {
       box: { x: 0, y: 0, width: 10, height: 10 },
       xmapPath: `x${i}`,
       ymapPath: `y${i}`,
+      xmapChromaPath: `xc${i}`,
+      ymapChromaPath: `yc${i}`,
       maskPath: `m${i}`,
     }));
     const args = stitchArgs(
@@ -59,12 +61,29 @@ describe('ffmpeg graph corrections', () => {
         { cameraId: 'c1', path: 'b.mp4' },
       ],
       'out.mp4',
-      { encoder: 'libx264' },
+      { encoder: 'libx264', chromaLayout: '444' },
       { widthPx: 20, heightPx: 10 },
       [{ colorGains: [1.05, 1, 0.96] }, { timeOffsetS: 0.08, colorGains: [1, 1, 1] }],
     );
     const graph = args[args.indexOf('-filter_complex') + 1] as string;
     expect(graph).toContain('[0:v]format=gbrp,colorchannelmixer=rr=1.0500:gg=1.0000:bb=0.9600,format=yuv444p[c0]');
     expect(graph).toContain('[1:v]trim=start=0.0800,setpts=PTS-STARTPTS,format=yuv444p[c1]');
+    // The default 4:2:0 graph: gains as plane LUTs + a luma-proportional chroma shift, planes warped apart.
+    const planar = stitchArgs(
+      maps,
+      [
+        { cameraId: 'c0', path: 'a.mp4' },
+        { cameraId: 'c1', path: 'b.mp4' },
+      ],
+      'out.mp4',
+      { encoder: 'libx264' },
+      { widthPx: 20, heightPx: 10 },
+      [{ colorGains: [1.05, 1, 0.96] }, { timeOffsetS: 0.08 }],
+    );
+    const g420 = planar[planar.indexOf('-filter_complex') + 1] as string;
+    expect(g420).toMatch(/\[0:v\]format=yuv420p,lutyuv=.*,colorcorrect=.*,extractplanes=y\+u\+v/);
+    expect(g420).toContain('[1:v]trim=start=0.0800,setpts=PTS-STARTPTS,format=yuv420p,extractplanes=y+u+v');
+    expect(g420).toContain('mergeplanes=0x001020:yuv420p');
+    expect(g420).not.toContain('yuv444p');
   });
 });

@@ -1,7 +1,15 @@
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ffprobe, mat3FromRows, mat3Multiply, mat3Rows, type VenueCalibration } from '@polyvision/shared';
+import { basename, join } from 'node:path';
+import {
+  ffprobe,
+  mat3FromRows,
+  mat3Multiply,
+  mat3Rows,
+  resolveFfmpegPath,
+  spawnChild,
+  type VenueCalibration,
+} from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   computeRemapMaps,
@@ -25,6 +33,44 @@ afterAll(async () => {
   await clip?.remove();
   if (work) await rm(work, { recursive: true, force: true });
 });
+
+/** Mean Y, U, V (8-bit levels) of a video's first frame. */
+async function planeMeans(path: string): Promise<[number, number, number]> {
+  const probe = await ffprobe(path);
+  const video = probe.streams.find((st) => st.codec_type === 'video');
+  const w = video?.width as number;
+  const h = video?.height as number;
+  const raw = join(work, `${basename(path)}.yuv`);
+  await spawnChild(
+    resolveFfmpegPath(),
+    [
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-y',
+      '-i',
+      path,
+      '-frames:v',
+      '1',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'yuv420p',
+      raw,
+    ],
+    { stdout: 'ignore' },
+  ).done;
+  const data = await readFile(raw);
+  const mean = (from: number, n: number) => {
+    let sum = 0;
+    for (let i = from; i < from + n; i++) sum += data[i] as number;
+    return sum / n;
+  };
+  const ys = w * h;
+  const cs = (w / 2) * (h / 2);
+  return [mean(0, ys), mean(ys, cs), mean(ys + cs, cs)];
+}
 
 /** The venue with camera `index`'s homography shifted by `dx` panorama pixels. */
 function shifted(venue: VenueCalibration, index: number, dx: number): VenueCalibration {
@@ -104,6 +150,49 @@ describe('stitcher', () => {
     );
     const worse = await panoramaPsnr(badOut, clip.panoramaPath);
     expect(worse.y).toBeLessThan(good.y - 1);
+  });
+
+  it("the 4:2:0 graph (planes warped as decoded) gives the 4:4:4 graph's panorama, colour gains included", async () => {
+    // Gains far enough from 1 that a wrong sign or a missing luma-dependent chroma shift shows in U/V.
+    const venue: VenueCalibration = {
+      ...clip.venue,
+      cameras: clip.venue.cameras.map((c, i) => ({
+        ...c,
+        color_gains: (i === 1 ? [1.12, 1, 0.88] : [0.93, 1.02, 1.08]) as [number, number, number],
+      })),
+    };
+    const inputs = clip.venue.cameras.map((c, i) => ({ cameraId: c.id, path: clip.cameraPaths[i] as string }));
+    const outs: string[] = [];
+    for (const layout of ['444', '420'] as const) {
+      const s = await createStitcher(venue, {
+        workDir: join(work, `maps-${layout}`),
+        encoder: 'libx264',
+        quality: 10,
+        chromaLayout: layout,
+      });
+      const out = join(work, `gains-${layout}.mp4`);
+      await s.stitch(inputs, out);
+      outs.push(out);
+    }
+    // Structure: the same panorama (chroma sampled at its own resolution instead of upsampled first).
+    const same = await panoramaPsnr(outs[1] as string, outs[0] as string);
+    expect(same.y).toBeGreaterThan(40);
+    expect(Math.min(same.u, same.v)).toBeGreaterThan(34);
+    // Colour: the gains move the planes' means alike in both graphs (PSNR hides a colour cast under the
+    // chroma sampling difference; the means do not).
+    const [m444, m420] = await Promise.all(outs.map((o) => planeMeans(o)));
+    const plain = await createStitcher(clip.venue, {
+      workDir: join(work, 'maps-plain'),
+      encoder: 'libx264',
+      quality: 10,
+    });
+    const plainOut = join(work, 'plain-420.mp4');
+    await plain.stitch(inputs, plainOut);
+    const mPlain = await planeMeans(plainOut);
+    for (const c of [0, 1, 2] as const)
+      expect(Math.abs((m420 as number[])[c]! - (m444 as number[])[c]!)).toBeLessThan(0.3);
+    // Without the gains the means move: the comparison can fail.
+    expect(Math.max(...[0, 1, 2].map((c) => Math.abs(mPlain[c]! - (m444 as number[])[c]!)))).toBeGreaterThan(1.5);
   });
 
   it('still stitches when a camera has no segment', async () => {

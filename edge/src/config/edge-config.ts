@@ -71,6 +71,10 @@ export const edgeConfigSchema = z.object({
       preset: z.enum(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium']).default('veryfast'),
       feather_px: z.number().min(1).max(4096).default(64),
       min_pitch_coverage: z.number().min(0).max(1).default(0.995),
+      /** Seconds between two live seam checks (stitch/seam-check.ts); 0 turns the check off. */
+      seam_check_interval_s: z.number().min(0).max(86_400).default(60),
+      /** Seam error (median, panorama px) above which `seam_misaligned` is raised. */
+      seam_alarm_px: z.number().positive().max(1000).default(4),
     })
     .prefault({}),
   /** Segment length, seconds (10–60 in production; shorter values are for tests). */

@@ -138,6 +138,15 @@ export class EdgeNode {
           featherPx: config.panorama.feather_px,
           minPitchCoverage: config.panorama.min_pitch_coverage,
           logger,
+          ...(config.panorama.seam_check_interval_s > 0
+            ? {
+                seamCheck: {
+                  intervalS: config.panorama.seam_check_interval_s,
+                  alarmPx: config.panorama.seam_alarm_px,
+                  alarms,
+                },
+              }
+            : {}),
         });
       }
     } catch (error) {
@@ -387,6 +396,11 @@ export class EdgeNode {
       () => this.#recording?.recorder.cameras().filter((c) => c.state === 'recording').length ?? 0,
     );
     gauge('edge_alarms_active', 'Active alarms', () => this.alarms.list().length);
+    gauge(
+      'edge_seam_error_px',
+      'Worst seam error at the last live seam check (median distance of matches across the seam), panorama pixels; NaN before one',
+      () => this.stitcher?.seamCheck?.errorPx ?? Number.NaN,
+    );
     gauge('edge_heartbeat_timestamp_seconds', 'Unix time of the last heartbeat', () => this.#lastHeartbeatMs / 1000);
   }
 

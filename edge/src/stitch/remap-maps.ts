@@ -28,6 +28,7 @@
  */
 import { ValidationError, type VenueCalibration } from '@polyvision/shared';
 import { distortBrown, distortDivision, isPinhole } from '../calibration/self/lens-distortion.ts';
+import { warpAt } from '../calibration/self/seam-alignment.ts';
 import { frontSide, invertHomography, projectPixel } from './homography.ts';
 
 /**
@@ -138,9 +139,18 @@ export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptio
     const lens = division || isPinhole(cam.distortion) ? null : cam.distortion;
     const intr = cam.intrinsics;
     const maxR2 = lens ? brownRadiusLimit(lens) ** 2 : Number.POSITIVE_INFINITY;
+    const warp = cam.panorama_warp;
+    const warpX1 = warp ? warp.x_px + (warp.cols - 1) * warp.step_px : -1;
+    const warpY1 = warp ? warp.y_px + (warp.rows - 1) * warp.step_px : -1;
     for (let y = 0; y < height; y++) {
       for (let x = 0; x < width; x++) {
-        let [u, v] = projectPixel(inverse, x, y, side);
+        let [u, v] =
+          warp && x >= warp.x_px && x <= warpX1 && y >= warp.y_px && y <= warpY1
+            ? (() => {
+                const [dx, dy] = warpAt(warp, x, y);
+                return projectPixel(inverse, x + dx, y + dy, side);
+              })()
+            : projectPixel(inverse, x, y, side);
         if (division) {
           [u, v] = distortDivision(division, u, v);
         } else if (lens) {
@@ -162,11 +172,21 @@ export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptio
       }
     }
     weights.push(weight);
-    const box =
-      covered === 0 ? { x: 0, y: 0, width: 1, height: 1 } : { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 };
+    // Even corners and sizes where the panorama allows: the 4:2:0 graph warps chroma at half size.
+    const box = covered === 0 ? { x: 0, y: 0, width: 2, height: 2 } : evenBox(x0, y0, x1, y1, width, height);
     return { cameraId: cam.id, xmap, ymap, mask: new Uint8Array(n), coveredPixels: covered, box };
   });
 
+  const seamX = venue.panorama.seam_x_px;
+  if (seamX && cameras.length === 2) {
+    if (seamX.length !== height) {
+      throw new ValidationError(
+        'stitch_invalid_option',
+        `panorama.seam_x_px has ${seamX.length} values: expected one per panorama row (${height})`,
+      );
+    }
+    seamWeights(weights as [Float32Array, Float32Array], width, seamX, venue.panorama.seam_feather_px ?? 32);
+  }
   // Fold the normalised weights into sequential blend masks.
   const sum = new Float32Array(n);
   let overlap = 0;
@@ -205,6 +225,54 @@ export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptio
     );
   }
   return { widthPx: width, heightPx: height, cameras, coverage: coveredAny / n, pitchCoverage, overlapPixels: overlap };
+}
+
+/** The box [x0, x1] × [y0, y1] grown to even corners and sizes, inside a `width × height` panorama where it can be. */
+function evenBox(x0: number, y0: number, x1: number, y1: number, width: number, height: number): PixelBox {
+  const ex0 = x0 - (x0 % 2);
+  const ey0 = y0 - (y0 % 2);
+  const ex1 = Math.min(width % 2 === 0 ? width : width - 1, x1 + 1 + ((x1 + 1 - ex0) % 2));
+  const ey1 = Math.min(height % 2 === 0 ? height : height - 1, y1 + 1 + ((y1 + 1 - ey0) % 2));
+  return { x: ex0, y: ey0, width: Math.max(2, ex1 - ex0), height: Math.max(2, ey1 - ey0) };
+}
+
+/**
+ * Replaces the feather weights of a two-camera rig by a blend across a seam:
+ * where both cameras see, camera 1's share rises linearly from 0 to 1 over
+ * `featherPx` centred on `seamX[row]`, towards the side where camera 1's own
+ * area lies (the side of its coverage centroid). Where one camera sees alone it keeps all.
+ */
+function seamWeights(
+  weights: [Float32Array, Float32Array],
+  width: number,
+  seamX: readonly number[],
+  featherPx: number,
+) {
+  const [w0, w1] = weights;
+  let s0 = 0;
+  let n0 = 0;
+  let s1 = 0;
+  let n1 = 0;
+  for (let k = 0; k < w0.length; k++) {
+    const x = k % width;
+    if ((w0[k] as number) > 0) {
+      s0 += x;
+      n0++;
+    }
+    if ((w1[k] as number) > 0) {
+      s1 += x;
+      n1++;
+    }
+  }
+  const side = n0 && n1 && s1 / n1 < s0 / n0 ? -1 : 1;
+  for (let k = 0; k < w0.length; k++) {
+    if (!((w0[k] as number) > 0 && (w1[k] as number) > 0)) continue;
+    const x = k % width;
+    const seam = seamX[(k - x) / width] as number;
+    const t = Math.min(1, Math.max(0, ((x - seam) * side) / featherPx + 0.5));
+    w0[k] = 1 - t + 1e-3;
+    w1[k] = t + 1e-3;
+  }
 }
 
 /** Fraction of the panorama pixels showing the pitch (via `panorama_to_pitch`) that are marked in `seen`. */

@@ -17,6 +17,7 @@ import {
 import { type CameraCorrection, type PanoramaEncoding, type StitchInput, stitchArgs } from './filter-graph.ts';
 import { type CameraMapFiles, writeMapFiles } from './map-files.ts';
 import { computeRemapMaps, type RemapMapOptions } from './remap-maps.ts';
+import { SeamCheck, type SeamCheckOptions } from './seam-check.ts';
 
 /** Options of {@link createStitcher}. */
 export interface StitcherOptions extends RemapMapOptions {
@@ -30,8 +31,15 @@ export interface StitcherOptions extends RemapMapOptions {
   preset?: string;
   /** Keyframe interval, frames. @defaultValue 50 */
   gopFrames?: number;
+  /** The graph's chroma layout (filter-graph.ts). @defaultValue '420' */
+  chromaLayout?: '420' | '444';
   ffmpegPath?: string;
   logger?: Logger;
+  /**
+   * The live seam check (seam-check.ts) after stitched segments, at most every `intervalS`;
+   * off when absent. Its alarms go to `alarms`.
+   */
+  seamCheck?: Omit<SeamCheckOptions, 'logger' | 'ffmpegPath'>;
 }
 
 /** A ready stitcher for one venue. */
@@ -46,10 +54,14 @@ export interface Stitcher {
   readonly prepareMs: number;
   /** The venue calibration the maps were computed from (its `panorama` plane is the output's pixel frame). */
   readonly venue: VenueCalibration;
+  /** The live seam check, when enabled. */
+  readonly seamCheck: SeamCheck | null;
   /**
    * Stitches one segment (one file per camera, venue order; `null` for a
    * camera without this segment) into `outputPath`, written to a temporary
    * name, fsynced and renamed: the output either exists whole or not at all.
+   *
+   * When the seam check is on and due, it runs after the output is in place (never throws).
    *
    * @throws PolyvisionError `stitch_no_input` when every input is null;
    *   `stitch_failed` (with ffmpeg's stderr tail) when ffmpeg fails, e.g. an
@@ -78,12 +90,16 @@ export async function createStitcher(venue: VenueCalibration, options: StitcherO
     quality: options.quality,
     preset: options.preset,
     gopFrames: options.gopFrames,
+    chromaLayout: options.chromaLayout ?? '420',
   };
   const size = { widthPx: maps.widthPx, heightPx: maps.heightPx };
   const corrections: CameraCorrection[] = venue.cameras.map((c) => ({
     timeOffsetS: c.time_offset_s ?? 0,
     ...(c.color_gains ? { colorGains: c.color_gains } : {}),
   }));
+  const seamCheck = options.seamCheck
+    ? new SeamCheck(venue, maps, { ...options.seamCheck, logger, ffmpegPath: options.ffmpegPath })
+    : null;
   const prepareMs = performance.now() - started;
   logger.info(
     {
@@ -104,6 +120,7 @@ export async function createStitcher(venue: VenueCalibration, options: StitcherO
     mapFiles,
     prepareMs,
     venue,
+    seamCheck,
     async stitch(inputs, outputPath, signal) {
       if (!inputs.some((i) => i)) {
         throw new PolyvisionError('stitch_no_input', 'no camera has a segment to stitch', { retriable: false });
@@ -123,6 +140,7 @@ export async function createStitcher(venue: VenueCalibration, options: StitcherO
           await handle.close();
         }
         await rename(tmp, outputPath);
+        if (seamCheck?.due() && !signal?.aborted) await seamCheck.check(inputs.map((i) => i?.path ?? null));
       } catch (error) {
         await rm(tmp, { force: true });
         if (error instanceof PolyvisionError && error.code === 'child_failed') {

@@ -84,6 +84,27 @@ export const venueCameraSchema = z.object({
   time_offset_s: finite.min(0).max(3600).optional(),
   /** Gains applied to this camera's R, G, B before blending, balancing exposure and colour across the seams. @defaultValue [1, 1, 1] */
   color_gains: z.tuple([finite.positive(), finite.positive(), finite.positive()]).optional(),
+  /**
+   * A smooth displacement added to panorama pixels before this camera's inverse
+   * `image_to_panorama` (seam alignment: residual parallax in the overlap, measured
+   * by optical flow at calibration time). A grid of `cols × rows` nodes, `step_px`
+   * apart, the first at panorama pixel (`x_px`, `y_px`); `dx_px`/`dy_px` row-major,
+   * panorama pixels, interpolated bilinearly; zero outside the grid. Absent: no warp.
+   */
+  panorama_warp: z
+    .object({
+      x_px: z.number().int(),
+      y_px: z.number().int(),
+      step_px: z.number().int().positive(),
+      cols: z.number().int().min(2),
+      rows: z.number().int().min(2),
+      dx_px: z.array(finite),
+      dy_px: z.array(finite),
+    })
+    .refine((w) => w.dx_px.length === w.cols * w.rows && w.dy_px.length === w.cols * w.rows, {
+      message: 'panorama_warp: dx_px and dy_px must hold cols × rows values',
+    })
+    .optional(),
 });
 export type VenueCamera = z.infer<typeof venueCameraSchema>;
 
@@ -100,6 +121,15 @@ export const venuePanoramaSchema = z.object({
   pitch_to_panorama: matrix3x3Schema,
   /** Panorama pixels → pitch plane (metres); points above the horizon map behind the camera. */
   panorama_to_pitch: matrix3x3Schema,
+  /**
+   * For a two-camera rig: the seam between camera 0 and camera 1, one panorama column per
+   * panorama row (a least-difference path through the overlap). The stitcher blends the
+   * cameras over `seam_feather_px` around it instead of feathering the whole overlap. Absent:
+   * distance-weighted feathering.
+   */
+  seam_x_px: z.array(finite).optional(),
+  /** Width of the blend across `seam_x_px`, panorama pixels. @defaultValue 32 */
+  seam_feather_px: finite.positive().optional(),
 });
 export type VenuePanorama = z.infer<typeof venuePanoramaSchema>;
 

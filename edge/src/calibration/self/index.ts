@@ -9,6 +9,7 @@ export * from './lens-distortion.ts';
 export * from './line-straightness.ts';
 export * from './panorama-plane.ts';
 export * from './pitch-lines.ts';
+export * from './seam-alignment.ts';
 export * from './self-calibrate.ts';
 export * from './time-offset.ts';
 export * from './video-samples.ts';

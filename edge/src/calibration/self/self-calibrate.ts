@@ -38,6 +38,7 @@ import { brownFromDivision, type DivisionLens, distortDivision, undistortDivisio
 import { dominantLineDeviation, type LineDeviation } from './line-straightness.ts';
 import { apply3, homographySqrt, inv3, localScale, mul3 } from './panorama-plane.ts';
 import { estimateLensFromLines, linePixels } from './pitch-lines.ts';
+import { alignSeam, type SeamCamera, warpAt } from './seam-alignment.ts';
 import { estimateTimeOffset, motionEnergy } from './time-offset.ts';
 import { probeCamera, readVideoSamples, THUMB_HEIGHT_PX, THUMB_WIDTH_PX, type VideoSamples } from './video-samples.ts';
 
@@ -61,6 +62,8 @@ export interface SelfCalibrationOptions {
   maxPanoramaWidthPx?: number;
   /** Smallest number of RANSAC inliers accepted. @defaultValue 20 */
   minInliers?: number;
+  /** Align the seam (optical flow + least-difference seam, seam-alignment.ts). @defaultValue true */
+  alignSeam?: boolean;
   signal?: AbortSignal;
   /** Called at the start of each step. */
   onStep?: (step: string) => void;
@@ -80,6 +83,29 @@ export interface SelfCalibration {
   /** The inlier matches, camera A and B pixels as recorded (distorted). */
   inlierMatches: Array<{ a: Point2; b: Point2 }>;
   timeOffset: { lagFrames: number; correlation: number; correlationAtZero: number };
+  /**
+   * The seam alignment (null when turned off or the overlap is too thin): the seam error of the
+   * inlier matches with the homographies alone (the venue's `quality` holds it after the warp),
+   * the mean grey difference over the overlap before/after, and the displacement applied.
+   */
+  seamAlignment: {
+    seamErrorBeforePx: { mean: number; p95: number };
+    meanDifference: { before: number; after: number };
+    shiftPx: { median: number; max: number };
+  } | null;
+}
+
+/**
+ * How far camera B is turned about the viewing axis against camera A, degrees:
+ * the direction of B's horizontal through the image centre, mapped into A by `hBA`.
+ */
+export function relativeRotationDeg(hBA: readonly number[], widthPx: number, heightPx: number): number {
+  const cx = (widthPx - 1) / 2;
+  const cy = (heightPx - 1) / 2;
+  const d = widthPx / 20;
+  const [x0, y0] = apply3(hBA as number[], cx - d, cy);
+  const [x1, y1] = apply3(hBA as number[], cx + d, cy);
+  return (Math.atan2(y1 - y0, x1 - x0) * 180) / Math.PI;
 }
 
 const SAFE_ID = /[^a-z0-9_-]+/g;
@@ -289,6 +315,14 @@ export async function selfCalibrate(
     line: dominantLineDeviation(pts, lens),
   }));
   const hBA = fit.homography;
+  const turnDeg = relativeRotationDeg(hBA, width, height);
+  if (Math.abs(turnDeg) > 45) {
+    throw new ValidationError(
+      'calibration_rotated_camera',
+      `${fb.path} is turned ${turnDeg.toFixed(0)}° against ${fa.path} about the viewing axis (at most 45° is stitched): mount the cameras upright, or rotate the footage first`,
+      { details: { rotation_deg: turnDeg } },
+    );
+  }
 
   step('panorama');
   let g: number[];
@@ -356,6 +390,40 @@ export async function selfCalibrate(
     seam.push(Math.hypot(ax - bx, ay - by));
   }
   seam.sort((a, b) => a - b);
+
+  step('seam alignment');
+  const seamCamera = (cam: number): SeamCamera => ({
+    gray: gray[cam] as Uint8Array,
+    widthPx: width,
+    heightPx: height,
+    lens: (lenses[cam] as (typeof lenses)[0]).lens,
+    imageToPano: imageToPano[cam] as number[],
+  });
+  const alignment =
+    options.alignSeam === false
+      ? null
+      : await alignSeam(seamCamera(0), seamCamera(1), { widthPx: panoW, heightPx: panoH });
+  signal?.throwIfAborted();
+  // The same matches through the aligned mapping: camera B's side is where the warped map shows it.
+  const seamAligned: number[] = [];
+  if (alignment) {
+    for (const i of fit.inliers) {
+      const p = pairs[i] as (typeof pairs)[0];
+      const [ax, ay] = apply3(imageToPano[0] as number[], p.a[0], p.a[1]);
+      const [bx, by] = apply3(imageToPano[1] as number[], p.b[0], p.b[1]);
+      // The panorama pixel q with q + warp(q) = b, by fixed-point iteration (the warp is smooth and small).
+      let qx = bx;
+      let qy = by;
+      for (let it = 0; it < 8; it++) {
+        const [dx, dy] = warpAt(alignment.warp, qx, qy);
+        qx = bx - dx;
+        qy = by - dy;
+      }
+      seamAligned.push(Math.hypot(ax - qx, ay - qy));
+    }
+    seamAligned.sort((a, b) => a - b);
+  }
+  const seamFinal = alignment ? seamAligned : seam;
 
   // Which recorded pixel of a camera a panorama pixel shows (the stitcher's mapping), or null.
   const inside = (cam: number, x: number, y: number) => {
@@ -450,6 +518,7 @@ export async function selfCalibrate(
       division_model: { lambda: l.lens.lambda, center_px: [l.lens.cx, l.lens.cy], norm_px: l.lens.normPx },
       time_offset_s: i === 0 ? Math.max(0, -lagS) : Math.max(0, lagS),
       color_gains: colorGains[i] as [number, number, number],
+      ...(alignment && i === 1 ? { panorama_warp: alignment.warp } : {}),
     })),
     panorama: {
       projection: 'planar',
@@ -460,13 +529,14 @@ export async function selfCalibrate(
       translation_m: [0, 0, 0],
       pitch_to_panorama: rows(pitchToPano),
       panorama_to_pitch: rows(inv3(pitchToPano)),
+      ...(alignment ? { seam_x_px: alignment.seamXPx, seam_feather_px: alignment.featherPx } : {}),
     },
     quality: {
       method: 'features',
       pitch_registered: false,
       reprojection_error_px: fit.rmsErrorPx,
-      seam_error_mean_px: seam.reduce((a, b) => a + b, 0) / Math.max(1, seam.length),
-      seam_error_p95_px: percentile(seam, 0.95),
+      seam_error_mean_px: seamFinal.reduce((a, b) => a + b, 0) / Math.max(1, seamFinal.length),
+      seam_error_p95_px: percentile(seamFinal, 0.95),
       matches: pairs.length,
       inliers: fit.inliers.length,
       overlap_fraction: total === 0 ? 0 : both / total,
@@ -493,5 +563,13 @@ export async function selfCalibrate(
       b: (pairs[i] as (typeof pairs)[0]).m.b,
     })),
     timeOffset: offset,
+    seamAlignment: alignment && {
+      seamErrorBeforePx: {
+        mean: seam.reduce((a, b) => a + b, 0) / Math.max(1, seam.length),
+        p95: percentile(seam, 0.95),
+      },
+      meanDifference: alignment.meanDifference,
+      shiftPx: alignment.shiftPx,
+    },
   };
 }
