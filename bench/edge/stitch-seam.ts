@@ -3,11 +3,11 @@
  * (edge/src/calibration/self/seam-alignment.ts): self-calibrates the tsukuba
  * pair once (with the alignment; "before" is the same venue without
  * `panorama_warp` and `seam_x_px`), stitches one frame with each, and writes a
- * crop around the seam, before above after, to docs/stitch-tsukuba-seam.png.
+ * crop around the seam, before above after, to docs/stitch-tsukuba-seam.jpg.
  * Also records the calibration's step times (where the calibration time goes).
  *
  * Usage: node bench/edge/stitch-seam.ts [--at-s 2] [--crop-width 1200]
- * Writes bench/results/edge-stitch-seam.json and docs/stitch-tsukuba-seam.png.
+ * Writes bench/results/edge-stitch-seam.json and docs/stitch-tsukuba-seam.jpg.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -97,7 +97,9 @@ try {
     crops[1]!,
     '-filter_complex',
     '[0:v][1:v]hstack=inputs=2,scale=1600:-2',
-    'docs/stitch-tsukuba-seam.png',
+    '-q:v',
+    '3',
+    'docs/stitch-tsukuba-seam.jpg',
   ]);
   const result = {
     date: new Date().toISOString(),
