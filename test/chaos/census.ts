@@ -40,13 +40,15 @@ export interface Census {
   submitToReadyMs: number[];
 }
 
-/** A pool on the chaos cluster's database and schema. Close it with `end()`. */
+/** A pool on the chaos cluster's database and schema that survives PostgreSQL restarts. Close it with `end()`. */
 export function censusPool(cluster: ChaosCluster): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: cluster.state.services.DATABASE_URL,
     options: `-c search_path=${cluster.state.databaseSchema}`,
     max: 2,
   });
+  pool.on('error', () => {}); // an idle client cut by a PostgreSQL restart: the next query reconnects
+  return pool;
 }
 
 /** The p-th percentile (0..100, nearest rank) of ascending values, or null. */

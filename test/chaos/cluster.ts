@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import net from 'node:net';
 import {
   type ClusterOptions,
   type ClusterProcessPlan,
@@ -14,6 +15,24 @@ import {
 } from '../../deploy/src/cluster/index.ts';
 import { isAlive } from '../../deploy/src/services/daemon.ts';
 import { waitFor } from '../support/wait-for.ts';
+
+/**
+ * Liveness knobs shortened for chaos runs (each process gets them): claim
+ * lease 6 s (a silent worker loses its task after 6 s), Kafka sessions 6 s,
+ * reconciler every 2 s with a 6 s lease, stage retries from 0.5 s capped at
+ * 5 s; detect analyses 5 frames per second (2 cores).
+ */
+export const FAST_LIVENESS_ENV: Record<string, string> = {
+  DETECT_ANALYSIS_FPS: '5',
+  WORKER_CLAIM_LEASE_MS: '6000',
+  WORKER_SESSION_TIMEOUT_MS: '6000',
+  ORCHESTRATOR_SESSION_TIMEOUT_MS: '6000',
+  ORCHESTRATOR_RECONCILE_CRON: '*/2 * * * * *',
+  ORCHESTRATOR_RECONCILER_LEASE_MS: '6000',
+  ORCHESTRATOR_RETRY_INITIAL_MS: '500',
+  ORCHESTRATOR_RETRY_MAX_MS: '5000',
+  LOG_LEVEL: 'info',
+};
 
 /** Options of {@link ChaosCluster.start}. */
 export interface ChaosClusterOptions {
@@ -39,6 +58,28 @@ export interface ChaosClusterOptions {
   topicPrefix?: string;
   databaseSchema?: string;
   onProgress?: (line: string) => void;
+}
+
+function portFree(port: number): Promise<boolean> {
+  const server = net.createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A base port whose SE (`+1…+3`), ingest (`+101…`) and orchestrator
+ * (`+201…`) ports are all free now, between 20000 and 31999 (below the
+ * ephemeral range, where outgoing connections take ports).
+ */
+export async function freeBasePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 120) * 100;
+    const ports = [1, 2, 3, 101, 102, 103, 201, 202, 203].map((offset) => base + offset);
+    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
+  }
+  throw new Error('no free port range for the chaos cluster');
 }
 
 /** One fault done to a process, for the report. */

@@ -61,22 +61,23 @@ function uploadMetadata(fields: Record<string, string>): string {
 
 /**
  * Uploads the panorama as match `matchId` with a real tus 1.0.0 upload
- * (creation on one ingest replica, the bytes through the other); the upload
- * becomes a job `job-<uploadId>`, which is returned.
+ * (by default the creation on `ingest-1`, the bytes through `ingest-2`:
+ * uploads are not tied to a replica); the upload becomes a job
+ * `job-<uploadId>`, which is returned.
  *
- * @param ingestName - the replica that takes the creation. @defaultValue `ingest-1`
+ * @param via - the replicas that take the creation and the PATCH.
  * @throws Error with the status and body of a refused request.
  */
 export async function submitMatch(
   cluster: ChaosCluster,
   panorama: SyntheticPanorama,
   matchId: string,
-  ingestName = 'ingest-1',
+  via: { create?: string; patch?: string } = {},
 ): Promise<string> {
   const { state } = cluster;
   const replicas = cluster.names('ingest');
-  const first = cluster.process(ingestName);
-  const second = cluster.process(replicas.find((n) => n !== ingestName) ?? ingestName);
+  const first = cluster.process(via.create ?? replicas[0] ?? 'ingest-1');
+  const second = cluster.process(via.patch ?? replicas[1] ?? first.name);
   const auth = { authorization: `Bearer ${state.edgeToken}`, 'tus-resumable': '1.0.0' };
   const created = await fetch(`${first.url}/api/v1/uploads`, {
     method: 'POST',
