@@ -17,7 +17,7 @@
  * job, or a catalogued file missing or corrupt), stages completed twice,
  * stuck (unfinished at the end), submit→ready p50/max, throughput.
  *
- *   node bench/chaos/soak.ts [--matches 14] [--match-s 8] [--faults 8] [--fault-interval-s 40] [--max-s 1500]
+ *   node bench/chaos/soak.ts [--matches 12] [--match-s 4] [--faults 8] [--fault-interval-s 60] [--max-s 1800]
  *
  * CHAOS_KEEP_DIR=1 keeps the cluster's logs. Writes bench/results/chaos-soak.json.
  */
@@ -33,11 +33,11 @@ import { ChaosServices } from '../../test/chaos/services.ts';
 
 const { values } = parseArgs({
   options: {
-    matches: { type: 'string', default: '14' },
-    'match-s': { type: 'string', default: '8' },
+    matches: { type: 'string', default: '12' },
+    'match-s': { type: 'string', default: '4' },
     faults: { type: 'string', default: '8' },
-    'fault-interval-s': { type: 'string', default: '40' },
-    'max-s': { type: 'string', default: '1500' },
+    'fault-interval-s': { type: 'string', default: '60' },
+    'max-s': { type: 'string', default: '1800' },
     'services-port': { type: 'string', default: '65400' },
   },
 });
@@ -61,6 +61,23 @@ const cluster = await ChaosCluster.start({
   onProgress: log,
 });
 const db = censusPool(cluster);
+/** Stops the cluster and the services once, on the normal path or on SIGINT/SIGTERM. */
+let cleaned: Promise<void> | undefined;
+const cleanup = () => {
+  cleaned ??= (async () => {
+    await db.end().catch(() => {});
+    await cluster.close();
+    if (process.env.CHAOS_KEEP_DIR !== '1') await rm(workDir, { recursive: true, force: true });
+    await services.down();
+  })();
+  return cleaned;
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the cluster and the services`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
 const load = () => os.loadavg().map((v) => Math.round(v * 10) / 10);
 const loadSamples: number[] = [];
 const faultLog: Array<{ atS: number; fault: string; detail?: unknown }> = [];
@@ -73,14 +90,16 @@ try {
     ids.push(await submitMatch(cluster, panorama, `soak-${i}-${Date.now().toString(36)}`));
   log(`${matches} matches of ${matchS} s submitted in ${at()} s; load ${load().join(' ')}`);
 
+  /** Matches not finished yet (a job not yet in the database counts as unfinished). */
   const unfinished = async () =>
+    ids.length -
     Number(
       (
         await db.query<{ n: string }>(
-          `SELECT count(*) AS n FROM jobs WHERE job_id = ANY($1) AND status IN ('queued', 'running')`,
+          `SELECT count(*) AS n FROM jobs WHERE job_id = ANY($1) AND status IN ('completed', 'failed', 'cancelled')`,
           [ids],
         )
-      ).rows[0]?.n ?? ids.length,
+      ).rows[0]?.n ?? 0,
     );
   const plan = Array.from({ length: faults }, (_, i) =>
     i === 2 ? 'redis' : i === 5 ? 'postgres' : i % 2 === 0 ? 'orchestrator' : 'worker',
@@ -134,6 +153,13 @@ try {
      WHERE j.job_id = ANY($1)`,
     [ids],
   );
+  // The old stage deadline (600 s) counted from dispatch: the longest a task of these jobs waited in Kafka for a worker.
+  const waited = await db.query<{ max_s: number }>(
+    `SELECT max(extract(epoch FROM c.claimed_at - s.dispatched_at))::double precision AS max_s
+     FROM job_stages s JOIN stage_claims c ON c.task_message_id = s.task_message_id
+     WHERE s.job_id = ANY($1)`,
+    [ids],
+  );
   const spanS = Number(queue.rows[0]?.span_s ?? wallMs / 1000);
   const result = {
     measured_at: new Date().toISOString(),
@@ -161,6 +187,7 @@ try {
       max: percentile(census.submitToReadyMs, 100),
     },
     longest_wait_for_first_claim_s: Math.round(Number(queue.rows[0]?.max_wait_s ?? 0)),
+    longest_task_wait_dispatch_to_claim_s: Math.round(Number(waited.rows[0]?.max_s ?? 0)),
     throughput: {
       matches_per_min: Math.round((census.completed / (spanS / 60)) * 100) / 100,
       match_seconds_per_wall_second: Math.round(((census.completed * matchS) / spanS) * 1000) / 1000,
@@ -178,8 +205,5 @@ try {
   await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 } finally {
-  await db.end();
-  await cluster.close();
-  if (process.env.CHAOS_KEEP_DIR !== '1') await rm(workDir, { recursive: true, force: true });
-  await services.down();
+  await cleanup();
 }
