@@ -101,13 +101,14 @@ try {
         )
       ).rows[0]?.n ?? 0,
     );
-  const plan = Array.from({ length: faults }, (_, i) =>
-    i === 2 ? 'redis' : i === 5 ? 'postgres' : i % 2 === 0 ? 'orchestrator' : 'worker',
+  // The service restarts come early (faults 3 and 5), so that a short run has them too.
+  const plan = Array.from({ length: Math.max(faults, 5) }, (_, i) =>
+    i === 2 ? 'redis' : i === 4 ? 'postgres' : i % 2 === 0 ? 'orchestrator' : 'worker',
   );
-  for (const fault of plan) {
+  for (const [i, fault] of plan.entries()) {
     await sleep(faultIntervalMs);
     loadSamples.push(os.loadavg()[0] ?? 0);
-    if ((await unfinished().catch(() => 1)) === 0) break;
+    if (i > 4 && (await unfinished().catch(() => 1)) === 0) break;
     if (fault === 'redis' || fault === 'postgres') {
       const restart = await services.restart(fault);
       faultLog.push({ atS: at(), fault: `${fault} restart`, detail: restart });
