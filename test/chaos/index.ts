@@ -3,8 +3,9 @@
  * processes running real jobs, and what they did, counted from the database.
  *
  * - services.ts: `ChaosServices`, private Redis, PostgreSQL and Kafka started
- *   with the project's own service scripts (`/tmp/chaos-svc`, ports 65300–65303
- *   by default), with `restart(name)`;
+ *   with the project's own service scripts (`CHAOS_SERVICES_DIR`, default `/tmp/chaos-svc`;
+ *   ports from `CHAOS_SERVICES_PORT`, default 65300–65303), with `restart(name)`; two runs
+ *   at once need different values of both;
  * - cluster.ts: `ChaosCluster` (3 SEs, 3 orchestrators, 2 ingest, 2 workers on
  *   the real stages, from deploy/src/cluster) with `kill` (-9), `pause`
  *   (SIGSTOP), `resume`, `restart` (same id, port and folder); `freeBasePort()`;

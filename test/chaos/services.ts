@@ -37,13 +37,20 @@ export class ChaosServices {
   readonly options: Readonly<ServicesOptions>;
 
   /**
-   * @param workDir - data, logs and pid files. @defaultValue `POLYVISION_SERVICES_DIR` or `/tmp/chaos-svc`
+   * @param workDir - data, logs and pid files; never the developer's own services folder
+   *   (`POLYVISION_SERVICES_DIR`), whose daemons on other ports `up` would restart.
+   *   @defaultValue `CHAOS_SERVICES_DIR` or `/tmp/chaos-svc`
    * @param basePort - Redis on `basePort`, PostgreSQL `+1`, Kafka `+2`, its controller `+3`;
-   *   above the ephemeral range (32768–60999) is fine for listeners that live as long as the run. @defaultValue 65300
+   *   above the ephemeral range (32768–60999) is fine for listeners that live as long as the run.
+   *   @defaultValue `CHAOS_SERVICES_PORT` or 65300
    */
-  constructor({ workDir, basePort = 65_300 }: { workDir?: string; basePort?: number } = {}) {
+  constructor({ workDir, basePort }: { workDir?: string; basePort?: number } = {}) {
+    basePort ??= Number(process.env.CHAOS_SERVICES_PORT || 65_300);
+    if (!Number.isInteger(basePort) || basePort < 1024 || basePort > 65_530) {
+      throw new Error(`CHAOS_SERVICES_PORT must be an integer from 1024 to 65530, not ${basePort}`);
+    }
     this.options = compileServicesOptions({
-      workDir: workDir ?? process.env.POLYVISION_SERVICES_DIR ?? '/tmp/chaos-svc',
+      workDir: workDir ?? process.env.CHAOS_SERVICES_DIR ?? '/tmp/chaos-svc',
       redisPort: basePort,
       postgresPort: basePort + 1,
       kafkaPort: basePort + 2,
