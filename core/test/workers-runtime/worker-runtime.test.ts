@@ -121,6 +121,74 @@ describe(`worker runtime (${driver.name})`, () => {
     expect(await new PgStageClaimStore(db).renew(t, 'dead-worker', 1_000)).toBe(false);
   });
 
+  it("a worker restarted with the same WORKER_ID does not re-take its previous life's claim: the stage re-runs as a new attempt", async () => {
+    const { db, drop } = await driver.open();
+    await migrate(db);
+    cleanups.push(drop);
+    const t = await dispatched(db, task());
+    const claims = new PgStageClaimStore(db);
+    // The first life: claims the task and hangs in the stage; then "dies" (its renewals stop reaching the database).
+    let alive = true;
+    const frozen = {
+      claim: claims.claim.bind(claims),
+      renew: async (...args: Parameters<typeof claims.renew>) => (alive ? claims.renew(...args) : true),
+      complete: claims.complete.bind(claims),
+      fail: claims.fail.bind(claims),
+      release: async () => {},
+    };
+    const lives: { runtime: WorkerRuntime; bus: MemoryBus; runs: number[]; reports: BusRecord[] }[] = [];
+    for (let life = 0; life < 2; life++) {
+      const bus = new MemoryBus({ defaultPartitions: 1 });
+      const entry = { bus, runs: [] as number[], reports: [] as BusRecord[] } as (typeof lives)[number];
+      entry.runtime = new WorkerRuntime({
+        bus,
+        handlers: [
+          {
+            stage: 'detect',
+            async run({ task: running, signal }) {
+              entry.runs.push(running.attempt);
+              await new Promise((resolve) => signal.addEventListener('abort', resolve));
+              return { outputs: [] };
+            },
+          },
+        ],
+        claims: frozen,
+        topicPrefix: 'w',
+        workerId: 'worker-1',
+        claimLeaseMs: 1_500,
+      });
+      await entry.runtime.start();
+      const reader = bus.createConsumer({ groupId: 'reader', topics: ['w.jobs.commands'] });
+      await reader.run({ eachMessage: async (r) => void entry.reports.push(r) });
+      cleanups.push(
+        () => entry.runtime.close(),
+        () => reader.close(),
+      );
+      lives.push(entry);
+    }
+    const [first, second] = lives as [(typeof lives)[number], (typeof lives)[number]];
+    const send = (bus: MemoryBus) =>
+      bus.createProducer().send('w.tasks.detect', [{ key: 'acme:m-1', value: JSON.stringify(t) }]);
+    await send(first.bus);
+    await waitFor(() => first.runs.length === 1);
+    alive = false;
+    // The second life gets the task again (uncommitted by the first): busy, then lost once the lease runs out.
+    await send(second.bus);
+    const lost = await waitFor(
+      () => second.reports.map((r) => JSON.parse(r.value)).find((m) => m.type === 'stage.failed'),
+      { timeoutMs: 20_000 },
+    );
+    expect(lost).toMatchObject({ attempt: 1, error: { code: 'heartbeat_timeout' } });
+    expect(second.runs).toEqual([]);
+    const rows = await db.query<{ status: string; owner: string }>(
+      `SELECT status, owner FROM stage_claims WHERE task_message_id = $1`,
+      [t.message_id],
+    );
+    expect(rows.rows).toEqual([{ status: 'lost', owner: first.runtime.claimOwner }]);
+    expect(first.runtime.claimOwner).not.toBe(second.runtime.claimOwner);
+    expect(first.runtime.claimOwner.startsWith('worker-1#')).toBe(true);
+  });
+
   it('keeps no memory of jobs: a task is run when the database says it is current, whatever the worker saw before', async () => {
     const runsByAttempt: number[] = [];
     const { db, bus, reports, sendTask } = await setup({

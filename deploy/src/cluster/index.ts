@@ -6,7 +6,8 @@
  *
  * - options.ts: `compileClusterOptions()` (POLYVISION_CLUSTER_* overrides);
  * - topology.ts: `planCluster()`, the processes, their ports and variables;
- * - lifecycle.ts: `clusterUp()`, `clusterStatus()`, `clusterDown()`;
+ * - lifecycle.ts: `clusterUp()`, `clusterStatus()`, `clusterDown()`; one process's
+ *   `startClusterProcess()` / `waitClusterReady()` (the chaos harness restarts processes with them);
  * - health.ts: `probeProcess()` (pid + `/health/ready`);
  * - state.ts: `cluster.json` (pids, URLs, tokens);
  * - leftovers.ts: processes whose working directory is in the cluster folder.
@@ -20,6 +21,8 @@ export {
   clusterDown,
   clusterStatus,
   clusterUp,
+  startProcess as startClusterProcess,
+  waitReady as waitClusterReady,
 } from './lifecycle.ts';
 export { type ClusterOptions, compileClusterOptions } from './options.ts';
 export { type ClusterProcessRecord, type ClusterState, readClusterState, stateFile } from './state.ts';

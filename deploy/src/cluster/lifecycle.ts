@@ -68,7 +68,13 @@ function baseEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-async function startProcess(plan: ClusterProcessPlan): Promise<ClusterProcessRecord> {
+/**
+ * Starts one planned process as a daemon in its own session (log and pid file
+ * in its folder). Returns at once; `waitReady` tells when it serves.
+ *
+ * @throws PolyvisionError `cluster_port_in_use` when its port is taken.
+ */
+export async function startProcess(plan: ClusterProcessPlan): Promise<ClusterProcessRecord> {
   await mkdir(plan.dir, { recursive: true });
   if (plan.port !== null && (await isPortOpen(plan.port))) {
     throw new PolyvisionError(
@@ -107,7 +113,7 @@ async function startProcess(plan: ClusterProcessPlan): Promise<ClusterProcessRec
  * @throws PolyvisionError `cluster_start_failed` naming the first process that
  *   exited or was not ready in time, with its log's tail.
  */
-async function waitReady(records: readonly ClusterProcessRecord[], timeoutMs: number): Promise<void> {
+export async function waitReady(records: readonly ClusterProcessRecord[], timeoutMs: number): Promise<void> {
   const pending = new Set(records);
   let failure: { record: ClusterProcessRecord; why: string } | undefined;
   const done = await pollUntil(

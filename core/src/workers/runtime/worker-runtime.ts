@@ -73,6 +73,15 @@ interface RunningTask {
  */
 export class WorkerRuntime {
   readonly workerId: string;
+  /**
+   * Owner of this runtime's claims: `workerId` plus a nonce of this life. A
+   * worker restarted with the same WORKER_ID (a pod, a systemd unit) must not
+   * re-take the live claim its previous life left (`stage_claims` lets an
+   * owner re-take its own `processing` claim): that would re-run the same
+   * attempt, recorded as attempt 1 with one claim. With its own owner it finds
+   * the claim busy, then lost, and the stage re-runs as a new attempt.
+   */
+  readonly claimOwner: string;
   readonly #options: WorkerRuntimeOptions;
   readonly #logger: Logger;
   readonly #topics: ReturnType<typeof topicNames>;
@@ -91,6 +100,7 @@ export class WorkerRuntime {
     }
     this.#options = options;
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.claimOwner = options.workerId ? `${options.workerId}#${randomUUID().slice(0, 8)}` : this.workerId;
     this.#logger = (options.logger ?? silentLogger).child({ worker: this.workerId });
     this.#topics = topicNames(options.topicPrefix);
     this.#groups = groupNames(options.topicPrefix);
@@ -162,7 +172,7 @@ export class WorkerRuntime {
   /** Renews a running task's claim; aborts the run when the claim or the task is no longer wanted. */
   async #renew(running: RunningTask): Promise<void> {
     try {
-      const mine = await this.#options.claims.renew(running.task, this.workerId, this.#leaseMs);
+      const mine = await this.#options.claims.renew(running.task, this.claimOwner, this.#leaseMs);
       if (!mine && !running.controller.signal.aborted) {
         running.controller.abort(
           new PolyvisionError('claim_lost', 'the task is no longer current or its claim was lost'),
@@ -201,7 +211,7 @@ export class WorkerRuntime {
       });
     }
     const leaseMs = this.#leaseMs;
-    const claim = await this.#options.claims.claim(task, this.workerId, leaseMs);
+    const claim = await this.#options.claims.claim(task, this.claimOwner, leaseMs);
     if (claim.state === 'stale') {
       this.#logger.info({ job: task.job_id, stage: task.stage, attempt: task.attempt }, 'task no longer current');
       return;
@@ -260,7 +270,7 @@ export class WorkerRuntime {
         clearInterval(renew);
         clearInterval(groupHeartbeat);
         this.#running.delete(task.message_id);
-        await this.#options.claims.release(task, this.workerId).catch(() => {});
+        await this.#options.claims.release(task, this.claimOwner).catch(() => {});
         if (this.#closing) throw controller.signal.reason; // not committed: another worker takes it
         return; // cancelled job: nothing to report
       }
@@ -282,11 +292,11 @@ export class WorkerRuntime {
     const durationMs = Date.now() - startedAt;
     if ('result' in outcome) {
       const { result } = outcome;
-      await this.#persistently(() => this.#options.claims.complete(task, this.workerId, result));
+      await this.#persistently(() => this.#options.claims.complete(task, this.claimOwner, result));
       await this.#persistently(() => this.#sendCompleted(task, result, durationMs));
     } else {
       const { error } = outcome;
-      await this.#persistently(() => this.#options.claims.fail(task, this.workerId, error));
+      await this.#persistently(() => this.#options.claims.fail(task, this.claimOwner, error));
       await this.#persistently(() =>
         this.#send({ ...this.#envelope(task, 'stage.failed'), type: 'stage.failed', error }),
       );
