@@ -62,7 +62,13 @@ export interface DemoResult {
   /** What the edge's uploader went through (a final 507 would be counted here). */
   upload: UploadReport;
   /** The segments the edge cut the panorama into and uploaded in order (the match job's inputs). */
-  segments: Array<{ index: number; durationS: number; frameCount: number; sizeBytes: number }>;
+  segments: Array<{
+    index: number;
+    durationS: number;
+    frameCount: number;
+    keyframeAtStart: boolean;
+    sizeBytes: number;
+  }>;
   /** Their nominal length (`--segment-s`, ingest's `INGEST_SEGMENT_DURATION_S`), seconds. */
   segmentS: number;
   /** SE that holds the first panorama segment, with its datacenter. */
@@ -309,6 +315,7 @@ export async function runDemo(
           index: s.index,
           durationS: s.durationS,
           frameCount: s.frameCount,
+          keyframeAtStart: s.keyframeAtStart,
           sizeBytes: (await stat(s.path)).size,
         })),
       ),

@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ffprobe, PolyvisionError, resolveFfmpegPath, spawnChild } from '@polyvision/shared';
+import { promisify } from 'node:util';
+import { ffprobe, PolyvisionError, resolveFfmpegPath, resolveFfprobePath, spawnChild } from '@polyvision/shared';
 
 /** One panorama segment the demo edge uploads. */
 export interface PanoramaSegment {
@@ -10,6 +12,8 @@ export interface PanoramaSegment {
   /** Measured with ffprobe, seconds. */
   durationS: number;
   frameCount: number;
+  /** Whether its first frame is a keyframe (ffprobe `key_frame`): a segment decodes on its own. */
+  keyframeAtStart: boolean;
 }
 
 /**
@@ -20,7 +24,7 @@ export interface PanoramaSegment {
  * timestamps from 0 (`-reset_timestamps 1`). The last segment may be shorter.
  *
  * @param segmentS - segment length, whole seconds ≥ 1 (ingest's `INGEST_SEGMENT_DURATION_S`).
- * @returns the segments in order, each probed (duration, frames).
+ * @returns the segments in order, each probed (duration, frames, keyframe at the start).
  * @throws PolyvisionError `demo_segment_failed` with ffmpeg's last error line, or when no segment came out.
  */
 export async function segmentPanorama(
@@ -80,7 +84,31 @@ export async function segmentPanorama(
   for (const [index, name] of names.entries()) {
     const path = join(outDir, name);
     const probe = await ffprobe(path);
-    segments.push({ index, path, durationS: probe.durationSeconds ?? 0, frameCount: probe.frameCount ?? 0 });
+    segments.push({
+      index,
+      path,
+      durationS: probe.durationSeconds ?? 0,
+      frameCount: probe.frameCount ?? 0,
+      keyframeAtStart: await firstFrameIsKey(path),
+    });
   }
   return segments;
+}
+
+/** Whether the first video frame of `path` is a keyframe (ffprobe reads only that frame). */
+async function firstFrameIsKey(path: string): Promise<boolean> {
+  const { stdout } = await promisify(execFile)(resolveFfprobePath(), [
+    '-v',
+    'error',
+    '-select_streams',
+    'v:0',
+    '-read_intervals',
+    '%+#1',
+    '-show_entries',
+    'frame=key_frame',
+    '-of',
+    'csv=p=0',
+    path,
+  ]);
+  return stdout.trim().split('\n')[0]?.split(',')[0]?.trim() === '1';
 }
