@@ -142,7 +142,9 @@ async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
   // every segment placed (and the end marker).
   const placed = demo.placements.filter((p) => p.placed);
   expect(placed.length).toBeGreaterThanOrEqual(SEGMENTS);
-  for (const p of placed) expect(p.attempts.at(-1)?.storage_id).not.toBe('se-5-dc-north');
+  // The segments, uploaded one after the other, are the first placements (the tiny end marker after them may fit
+  // in what the neighbour left on se-5).
+  for (const p of placed.slice(0, SEGMENTS)) expect(p.attempts.at(-1)?.storage_id).not.toBe('se-5-dc-north');
   const attempts = placed[0]?.attempts ?? [];
   expect(attempts[0]).toMatchObject({ storage_id: 'se-5-dc-north', outcome: 'insufficient_storage' });
   expect(attempts.at(-1)?.outcome).toBe('reserved');

@@ -409,6 +409,7 @@ async function followJob(
   const wallOffset = Date.now() - performance.now();
   let jobId: string | null = null;
   const reported = new Set<string>();
+  let received = -1;
   let job: JobView | null = null;
   for (;;) {
     if (Date.now() > deadline) {
@@ -427,6 +428,12 @@ async function followJob(
     }
     job = jobId ? await getJob(db, jobId) : null;
     if (job) {
+      if (job.match && job.match.segments_received !== received) {
+        received = job.match.segments_received;
+        observer.info?.(
+          `match job ${job.job_id}: ${received} segment(s) received (${job.match.received_s} s)${job.match.live ? ', live' : `, ended by ${job.match.ended_by}`}`,
+        );
+      }
       // A match job has one row per stage and segment: a stage is done when every segment went through it.
       const stages = [...new Set(job.stages.map((s) => s.stage))];
       const total = job.match ? (job.match.final_index ?? job.match.segments_received - 1) + 1 : 1;
