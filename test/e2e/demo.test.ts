@@ -159,6 +159,7 @@ async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
   expect(demo.outputs.joined.sort()).toEqual([
     'detect/detections.jsonl',
     'track/tracks.json',
+    'vcam/camera-path.json',
     'vcam/overlay.mp4',
     'vcam/vcam.mp4',
   ]);

@@ -2,7 +2,7 @@ import { copyFile, mkdir, readdir, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { ArtifactIo, Database, JobView } from '@polyvision/core';
 import type { ArtifactRef } from '@polyvision/shared';
-import { concatVideos, mergeDetectionsFiles, mergeTracksFiles } from './match-outputs.ts';
+import { concatVideos, mergeCameraPaths, mergeDetectionsFiles, mergeTracksFiles } from './match-outputs.ts';
 
 /** Files of `out/<match_id>/`, paths relative to it. */
 export interface CollectedOutputs {
@@ -24,7 +24,7 @@ export interface CollectedOutputs {
   segments: number;
   /**
    * The match-level files the demo joined from the segments' (not stored on an SE): the vcam and
-   * overlay videos (concat demuxer, `-c copy`), the merged tracks and detections on the match clock.
+   * overlay videos (concat demuxer, `-c copy`), the camera path, the merged tracks and detections on the match clock.
    */
   joined: string[];
   /** Every file written, relative paths, sorted. */
@@ -47,9 +47,9 @@ export interface StoredOutput {
  * (sha256 checked) to `<stage>/<name…>` — for a match job
  * `<stage>/segment-00000k/…` per segment and `<stage>/match/…` for the
  * match-level outputs (HLS playlists, analytics, heatmaps). From the segments
- * it joins the match's `vcam/vcam.mp4`, `vcam/overlay.mp4`, `track/tracks.json`
- * and `detect/detections.jsonl` ({@link concatVideos}, {@link mergeTracksFiles},
- * {@link mergeDetectionsFiles}).
+ * it joins the match's `vcam/vcam.mp4`, `vcam/overlay.mp4`, `vcam/camera-path.json`,
+ * `track/tracks.json` and `detect/detections.jsonl` ({@link concatVideos},
+ * {@link mergeCameraPaths}, {@link mergeTracksFiles}, {@link mergeDetectionsFiles}).
  * A previous folder of the same match is replaced. Works for a failed job
  * too: whatever the finished stages wrote is collected (the panorama only when
  * the job has not even started a stage).
@@ -115,7 +115,7 @@ export async function collectOutputs(options: {
   return {
     panorama: 'panorama.mp4',
     vcam: one('vcam/vcam.mp4'),
-    cameraPath: one('vcam/camera-path.json', 'vcam/segment-000000/camera-path.json'),
+    cameraPath: one('vcam/camera-path.json'),
     overlay: one('vcam/overlay.mp4'),
     ballTrack: files.find((f) => f.startsWith('track/') && f.endsWith('ball-track.json')) ?? null,
     hlsMaster: one(`${hls}master.m3u8`),
@@ -151,6 +151,11 @@ async function joinSegments(outDir: string, stored: readonly string[], signal?: 
     if (parts.length === 0 || stored.includes(path)) continue;
     await concatVideos(parts, join(outDir, path), signal);
     joined.push(path);
+  }
+  const cameraPaths = perSegment('vcam', 'camera-path.json');
+  if (cameraPaths.length > 0 && !stored.includes('vcam/camera-path.json')) {
+    await mergeCameraPaths(cameraPaths, join(outDir, 'vcam', 'camera-path.json'));
+    joined.push('vcam/camera-path.json');
   }
   const tracks = perSegment('track', 'tracks.json');
   if (tracks.length > 0 && !stored.includes('track/tracks.json')) {

@@ -96,3 +96,82 @@ export async function mergeDetectionsFiles(paths: readonly string[], outputPath:
   await writeFile(outputPath, `${[JSON.stringify(header), ...lines].join('\n')}\n`);
   return lines.length;
 }
+
+/** What {@link mergeCameraPaths} reads of a segment's `camera-path.json`. */
+interface CameraPathJson {
+  windows?: unknown[];
+  quality?: Record<string, number | null>;
+  follow?: Record<string, number>;
+  people?: Record<string, number | string>;
+  render?: Record<string, number | string>;
+  carry?: unknown;
+  [key: string]: unknown;
+}
+
+/**
+ * The match's camera path from its segments' `camera-path.json` (vcam stage,
+ * one window per analysed frame): the first segment's file with `windows`
+ * concatenated, `follow`, `people` and `render` counts summed, `quality`
+ * shares weighted by each segment's windows (`framesWithBall` summed,
+ * `maxPanSpeed` the largest, `rmsJerk` the root of the window-weighted mean
+ * square); without `carry` (the vcam stage's state for the next segment).
+ *
+ * @returns windows written.
+ * @throws SyntaxError when a file is not JSON.
+ */
+export async function mergeCameraPaths(paths: readonly string[], outputPath: string): Promise<number> {
+  const parts = await Promise.all(paths.map(async (p) => JSON.parse(await readFile(p, 'utf8')) as CameraPathJson));
+  const first = parts[0] ?? {};
+  const windows = parts.flatMap((p) => p.windows ?? []);
+  const sum = (key: 'follow' | 'people' | 'render') => {
+    const out: Record<string, number | string> = { ...(first[key] ?? {}) };
+    for (const [k, v] of Object.entries(out)) {
+      if (typeof v === 'number' && k !== 'firstObservedFrame')
+        out[k] = parts.reduce((s, p) => s + Number(p[key]?.[k] ?? 0), 0);
+    }
+    return out;
+  };
+  const weighted = (k: string) => {
+    let total = 0;
+    let weight = 0;
+    for (const p of parts) {
+      const v = p.quality?.[k];
+      const n = p.windows?.length ?? 0;
+      if (typeof v === 'number') {
+        total += v * n;
+        weight += n;
+      }
+    }
+    return weight > 0 ? total / weight : null;
+  };
+  const quality: Record<string, number | null> = {};
+  for (const k of Object.keys(first.quality ?? {})) {
+    if (k === 'framesWithBall') quality[k] = parts.reduce((s, p) => s + Number(p.quality?.[k] ?? 0), 0);
+    else if (k === 'maxPanSpeed') quality[k] = Math.max(...parts.map((p) => Number(p.quality?.[k] ?? 0)));
+    else if (k === 'rmsJerk') {
+      let total = 0;
+      let n = 0;
+      for (const p of parts) {
+        const v = p.quality?.[k];
+        const w = p.windows?.length ?? 0;
+        if (typeof v === 'number') {
+          total += v * v * w;
+          n += w;
+        }
+      }
+      quality[k] = n > 0 ? Math.sqrt(total / n) : null;
+    } else quality[k] = weighted(k);
+  }
+  const { carry: _carry, ...rest } = first;
+  const merged = {
+    ...rest,
+    quality,
+    ...(first.follow ? { follow: sum('follow') } : {}),
+    ...(first.people ? { people: sum('people') } : {}),
+    ...(first.render ? { render: sum('render') } : {}),
+    segments: parts.length,
+    windows,
+  };
+  await writeFile(outputPath, `${JSON.stringify(merged)}\n`);
+  return windows.length;
+}
