@@ -19,7 +19,7 @@ export interface PanoramaSegment {
 /**
  * Cuts the edge's panorama into segments of `segmentS` seconds, as the edge's
  * recorder hands them to the spool: one ffmpeg re-encode (H.264 `veryfast`,
- * `-crf 18`, yuv420p) with a keyframe forced at every cut (`-force_key_frames
+ * `-crf 18`, yuv420p, an odd last column/row dropped) with a keyframe forced at every cut (`-force_key_frames
  * expr:gte(t,n_forced*S)`) and the segment muxer cutting there, each segment's
  * timestamps from 0 (`-reset_timestamps 1`). The last segment may be shorter.
  *
@@ -46,6 +46,9 @@ export async function segmentPanorama(
       '-map',
       '0:v:0',
       '-an',
+      // yuv420p needs even sizes: a one-camera rig's odd last column/row is dropped (the pixel frame stays).
+      '-vf',
+      'crop=trunc(iw/2)*2:trunc(ih/2)*2:0:0',
       '-c:v',
       'libx264',
       '-preset',
