@@ -14,4 +14,5 @@ export * from './workers/detect/stage-io.ts';
 export * from './workers/quality/index.ts';
 export * from './workers/runtime/index.ts';
 export * from './workers/runtime/testing/counting-stage.ts';
-export { readTracksFile } from './workers/track/tracks-format.ts';
+export { mergeSegmentTracks } from './workers/track/merge-segment-tracks.ts';
+export { readTracksFile, type TracksFile } from './workers/track/tracks-format.ts';

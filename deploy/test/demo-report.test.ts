@@ -121,6 +121,11 @@ function result(outDir: string, failure: DemoResult['failure']): DemoResult {
     executions: {},
     panorama: { stitched: true },
     panoramaPlacement: null,
+    segments: [
+      { index: 0, durationS: 2, frameCount: 50, sizeBytes: 1000 },
+      { index: 1, durationS: 2, frameCount: 50, sizeBytes: 1000 },
+    ],
+    segmentS: 2,
     leaders: { capacityMonitor: null, orchestratorPartitions: {}, workers: [] },
     analysisFps: 10,
     failure,
@@ -138,6 +143,8 @@ function result(outDir: string, failure: DemoResult['failure']): DemoResult {
       tracks: 'track/tracks.json',
       analytics: 'analyze/summary.json',
       heatmaps: [],
+      segments: 2,
+      joined: ['vcam/vcam.mp4'],
       files: [],
     },
   } as unknown as DemoResult;
@@ -179,6 +186,10 @@ describe('report.html', () => {
     expect(html).toContain('97.0 % of 30 frames with a ball');
     // Sprints are shown in metres: team A's total is player 1's 2 sprints.
     expect(html).toMatch(/A<\/td><td class="num">11<\/td><td class="num">[\d.]+<\/td><td class="num">2<\/td>/);
+    // The match: its segments, and which files were joined from them.
+    expect(html).toContain('uploaded them in order');
+    expect(html.match(/<tr><td>\d+<\/td><td class="num">2\.00 s<\/td>/g)).toHaveLength(2);
+    expect(html).toContain('the match as one job: 2 segments of 2 s uploaded by the edge');
     // Only teams are rows of the team table: the balance flag is not a third team.
     expect(html).not.toMatch(/<\/span> balanced<\/td>/);
   });

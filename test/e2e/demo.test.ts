@@ -1,9 +1,11 @@
 /**
  * End to end: `pnpm demo` (deploy/src/cli/commands/demo.ts) as a child
  * process on a short synthetic clip, once embedded (no service URLs) and once
- * on the real Redis, PostgreSQL and Kafka of the global setup. Checks the
- * outputs with ffprobe, the tracks, the 507 met and retried elsewhere, that
- * every stage ran exactly once, and that report.html links every output.
+ * on the real Redis, PostgreSQL and Kafka of the global setup. The edge uploads
+ * the clip as a match of several segments (issue #18): one match job, every
+ * stage once per segment. Checks the outputs with ffprobe (match HLS with
+ * ENDLIST, the joined vcam), track ids across a segment boundary, the 507 met
+ * and retried elsewhere, and that report.html links every output.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -28,7 +30,10 @@ const modelArgs = existsSync(DEFAULT_MODEL)
     ? ['--model', SHARED_MODEL, '--model-layout', 'yolox']
     : null;
 
-const DURATION_S = 4;
+const DURATION_S = 6;
+/** `--segment-s`: the edge uploads DURATION_S / SEGMENT_S segments. */
+const SEGMENT_S = 2;
+const SEGMENTS = DURATION_S / SEGMENT_S;
 const FPS = 25;
 const FRAMES = DURATION_S * FPS;
 const STAGES = ['detect', 'track', 'vcam', 'analyze', 'encode'];
@@ -44,7 +49,21 @@ interface DemoJson {
   stored: Array<{ path: string; storageId: string; sizeBytes: number }>;
   placements: Array<{ attempts: Array<{ storage_id: string; outcome: string }>; placed: boolean; replica: string }>;
   panoramaPlacement: { storageId: string; location: string } | null;
-  job: { status: string; stages: Array<{ stage: string; status: string; attempt: number }> };
+  segments: Array<{ index: number; durationS: number; frameCount: number; keyframeAtStart: boolean }>;
+  segmentS: number;
+  job: {
+    status: string;
+    kind: string;
+    match: {
+      live: boolean;
+      ended_by: string | null;
+      final_index: number | null;
+      segments_received: number;
+      gaps: number[];
+      processed: Record<string, number>;
+    } | null;
+    stages: Array<{ stage: string; segment_index: number | null; status: string; attempt: number }>;
+  };
   executions: Record<string, number>;
   timings: Array<{ step: string; durationMs: number }>;
   leaders: { capacityMonitor: string | null; orchestratorPartitions: Record<string, number[]> };
@@ -57,8 +76,15 @@ interface DemoJson {
     tracks: string | null;
     analytics: string | null;
     heatmaps: string[];
+    segments: number;
+    joined: string[];
     files: string[];
   };
+}
+
+interface TracksJson {
+  segment?: { index: number; firstMatchFrame: number };
+  tracks: Array<{ id: number; frames: Array<{ frame: number }> }>;
 }
 
 /** Runs the demo CLI; resolves with its exit status and output. */
@@ -81,17 +107,44 @@ function playlistSeconds(text: string): number {
 
 async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
   const out = demo.outDir;
-  // Every stage completed, each handler ran exactly once, first attempt.
+  // The edge cut the clip into SEGMENTS segments, each from a keyframe, durations adding up to the clip.
+  expect(demo.segmentS).toBe(SEGMENT_S);
+  expect(demo.segments.map((s) => s.index)).toEqual([...Array(SEGMENTS).keys()]);
+  for (const s of demo.segments) expect(s.keyframeAtStart, `segment ${s.index}`).toBe(true);
+  expect(demo.segments.reduce((sum, s) => sum + s.frameCount, 0)).toBe(FRAMES);
+  expect(demo.segments.reduce((sum, s) => sum + s.durationS, 0)).toBeCloseTo(DURATION_S, 0);
+  // One match job, closed by the edge's marker after its last segment, every segment received.
   expect(demo.job.status).toBe('completed');
-  expect(demo.job.stages.map((s) => s.stage).sort()).toEqual([...STAGES].sort());
-  for (const s of demo.job.stages) {
-    expect(s.status, s.stage).toBe('completed');
-    expect(s.attempt, s.stage).toBe(1);
-    expect(demo.executions[s.stage], `executions of ${s.stage}`).toBe(1);
+  expect(demo.job.kind).toBe('match');
+  expect(demo.job.match).toMatchObject({
+    live: false,
+    ended_by: 'marker',
+    final_index: SEGMENTS - 1,
+    segments_received: SEGMENTS,
+    gaps: [],
+  });
+  expect(output).toContain(`the match as one job`);
+  expect(output).toContain(`${SEGMENTS} segments of ${SEGMENT_S} s uploaded by the edge`);
+  // Every stage completed for every segment, first attempt; each handler ran once per segment.
+  expect([...new Set(demo.job.stages.map((s) => s.stage))].sort()).toEqual([...STAGES].sort());
+  expect(demo.job.stages).toHaveLength(STAGES.length * SEGMENTS);
+  for (const stage of STAGES) {
+    const rows = demo.job.stages.filter((s) => s.stage === stage);
+    expect(rows.map((s) => s.segment_index).sort(), stage).toEqual([...Array(SEGMENTS).keys()]);
+    expect(demo.job.match?.processed[stage], `processed by ${stage}`).toBe(SEGMENTS);
+    expect(demo.executions[stage], `executions of ${stage}`).toBe(SEGMENTS);
   }
-  // A 507 met on the nearly full SE, then placed elsewhere by the same placement.
+  for (const s of demo.job.stages) {
+    expect(s.status, `${s.stage} ${s.segment_index}`).toBe('completed');
+    expect(s.attempt, `${s.stage} ${s.segment_index}`).toBe(1);
+  }
+  // A 507 met on the nearly full SE by the first segment, then placed elsewhere by the same placement;
+  // every segment placed (and the end marker).
   const placed = demo.placements.filter((p) => p.placed);
-  expect(placed).toHaveLength(1);
+  expect(placed.length).toBeGreaterThanOrEqual(SEGMENTS);
+  // The segments, uploaded one after the other, are the first placements (the tiny end marker after them may fit
+  // in what the neighbour left on se-5).
+  for (const p of placed.slice(0, SEGMENTS)) expect(p.attempts.at(-1)?.storage_id).not.toBe('se-5-dc-north');
   const attempts = placed[0]?.attempts ?? [];
   expect(attempts[0]).toMatchObject({ storage_id: 'se-5-dc-north', outcome: 'insufficient_storage' });
   expect(attempts.at(-1)?.outcome).toBe('reserved');
@@ -101,8 +154,19 @@ async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
   // The edge's spool saw the panorama confirmed by the core (then deleted it); no final 507 reached the edge.
   expect(['confirmed', 'deleted']).toContain(demo.upload.state);
   expect(demo.upload.insufficientStorageResponses).toBe(0);
-  // Every stage output lives on a storage element with room (never the filled one) and came back from there.
-  expect(demo.stored.map((o) => o.path).sort()).toEqual(demo.outputs.files.filter((f) => f !== 'panorama.mp4'));
+  // Every stage output lives on a storage element with room (never the filled one) and came back from there;
+  // the demo joined the match's vcam, overlay, tracks and detections from the segments' outputs.
+  expect(demo.outputs.joined.sort()).toEqual([
+    'detect/detections.jsonl',
+    'track/tracks.json',
+    'vcam/camera-path.json',
+    'vcam/overlay.mp4',
+    'vcam/vcam.mp4',
+  ]);
+  expect(demo.outputs.segments).toBe(SEGMENTS);
+  expect(demo.stored.map((o) => o.path).sort()).toEqual(
+    demo.outputs.files.filter((f) => f !== 'panorama.mp4' && !demo.outputs.joined.includes(f)),
+  );
   for (const o of demo.stored) expect(o.storageId, o.path).toMatch(/^se-[1-4]-dc-(east|west)$/);
   // Leaders: one capacity monitor, two orchestrators sharing the 12 partitions.
   expect(['ingest-1', 'ingest-2']).toContain(demo.leaders.capacityMonitor);
@@ -121,33 +185,86 @@ async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
   expect(vcam.video?.width).toBe(640);
   expect(vcam.video?.height).toBe(360);
   expect(vcam.durationSeconds).toBeCloseTo(DURATION_S, 0);
-  // HLS: the master lists renditions that exist and each covers the clip.
-  const master = await readFile(join(out, 'encode', 'hls', 'master.m3u8'), 'utf8');
+  // HLS of the match: the master lists renditions that exist; each is one finished EVENT playlist
+  // covering the whole clip with media segments from every match segment.
+  expect(demo.outputs.hlsMaster).toBe('encode/match/hls/master.m3u8');
+  const master = await readFile(join(out, 'encode', 'match', 'hls', 'master.m3u8'), 'utf8');
   const listed = master.split('\n').filter((l) => l.endsWith('.m3u8'));
   expect(listed.length).toBeGreaterThan(0);
   for (const playlist of listed) {
-    const text = await readFile(join(out, 'encode', 'hls', playlist), 'utf8');
+    const text = await readFile(join(out, 'encode', 'match', 'hls', playlist), 'utf8');
+    expect(text).toContain('#EXT-X-PLAYLIST-TYPE:EVENT');
+    expect(text.trimEnd().endsWith('#EXT-X-ENDLIST')).toBe(true);
     expect(playlistSeconds(text)).toBeCloseTo(DURATION_S, 0);
-    const segment = text.split('\n').find((l) => l.endsWith('.ts')) as string;
-    const probe = await ffprobe(join(out, 'encode', 'hls', dirname(playlist), segment));
+    const media = text.split('\n').filter((l) => l.endsWith('.ts'));
+    for (let k = 0; k < SEGMENTS; k++) {
+      expect(
+        media.some((m) => m.includes(`segment-00000${k}/`)),
+        `media of segment ${k}`,
+      ).toBe(true);
+    }
+    for (const m of media) {
+      const path = join(out, 'encode', 'match', 'hls', dirname(playlist), m);
+      expect(existsSync(path), m).toBe(true);
+    }
+    const probe = await ffprobe(join(out, 'encode', 'match', 'hls', dirname(playlist), media[0] as string));
     expect(probe.video?.height).toBeLessThanOrEqual(360);
   }
-  // Detections and tracks are not empty.
+  // Detections of every segment, on the match clock.
   const detections = (await readFile(join(out, 'detect', 'detections.jsonl'), 'utf8')).split('\n').filter(Boolean);
-  expect(detections.length).toBeGreaterThan(1);
-  const tracks = JSON.parse(await readFile(join(out, 'track', 'tracks.json'), 'utf8')) as { tracks: unknown[] };
+  expect(detections.length).toBeGreaterThan(SEGMENTS);
+  const lastDetection = JSON.parse(detections.at(-1) as string) as { tMs: number };
+  expect(lastDetection.tMs).toBeGreaterThan((DURATION_S - SEGMENT_S) * 1000);
+  // Tracks of the match: ids hold across a segment boundary (the track stage carries its tracker).
+  const tracks = JSON.parse(await readFile(join(out, 'track', 'tracks.json'), 'utf8')) as TracksJson;
   expect(tracks.tracks.length).toBeGreaterThan(0);
+  const first = JSON.parse(await readFile(join(out, 'track', 'segment-000000', 'tracks.json'), 'utf8')) as TracksJson;
+  const second = JSON.parse(await readFile(join(out, 'track', 'segment-000001', 'tracks.json'), 'utf8')) as TracksJson;
+  const boundary = second.segment?.firstMatchFrame as number;
+  expect(boundary).toBeGreaterThan(0);
+  const secondIds = new Set(second.tracks.map((t) => t.id));
+  const across = first.tracks.filter((t) => secondIds.has(t.id)).map((t) => t.id);
+  expect(across.length, 'track ids in segments 0 and 1').toBeGreaterThan(0);
+  // In the merged file such a track runs through the boundary on the match clock.
+  const through = tracks.tracks.filter(
+    (t) =>
+      across.includes(t.id) && t.frames.some((f) => f.frame < boundary) && t.frames.some((f) => f.frame >= boundary),
+  );
+  expect(through.length).toBeGreaterThan(0);
+  // The virtual camera does not jump at a boundary: the window's step from one segment's last frame to the
+  // next segment's first is no larger than twice the largest step inside a segment.
+  const windows: Array<Array<{ cx: number; cy: number }>> = [];
+  for (let k = 0; k < SEGMENTS; k++) {
+    const path = JSON.parse(await readFile(join(out, 'vcam', `segment-00000${k}`, 'camera-path.json'), 'utf8')) as {
+      windows: Array<{ cx: number; cy: number }>;
+    };
+    windows.push(path.windows);
+  }
+  const step = (a: { cx: number; cy: number }, b: { cx: number; cy: number }) => Math.hypot(a.cx - b.cx, a.cy - b.cy);
+  const inner = Math.max(...windows.flatMap((w) => w.slice(1).map((v, i) => step(w[i] as typeof v, v))));
+  for (let k = 1; k < SEGMENTS; k++) {
+    const jump = step(
+      windows[k - 1]?.at(-1) as { cx: number; cy: number },
+      windows[k]?.[0] as { cx: number; cy: number },
+    );
+    expect(jump, `camera step at the boundary before segment ${k}`).toBeLessThanOrEqual(Math.max(2 * inner, 2));
+  }
   // The venue calibration travelled with the match (venue.json uploaded by the edge before the panorama,
   // handed to the job by ingest), so the analytics are in pitch metres with plausible distances.
   expect(['confirmed', 'deleted']).toContain(demo.calibration.uploadState);
   expect(demo.analyticsUnit).toBe('m');
   expect(output).toContain('in pitch metres: the venue calibration (venue.json) travelled with the match');
-  const analytics = JSON.parse(await readFile(join(out, 'analyze', 'summary.json'), 'utf8')) as {
+  expect(demo.outputs.analytics).toBe('analyze/match/summary.json');
+  const analytics = JSON.parse(await readFile(join(out, 'analyze', 'match', 'summary.json'), 'utf8')) as {
     unit: string;
     durationSeconds: number;
+    segments: number;
+    final: boolean;
     players: Array<{ distance: number }>;
   };
   expect(analytics.unit).toBe('m');
+  expect(analytics).toMatchObject({ segments: SEGMENTS, final: true });
+  expect(analytics.durationSeconds).toBeCloseTo(DURATION_S, 0);
   expect(analytics.players.length).toBeGreaterThan(0);
   for (const player of analytics.players) {
     expect(player.distance).toBeGreaterThanOrEqual(0);
@@ -155,6 +272,7 @@ async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
   }
   expect(Math.max(...analytics.players.map((p) => p.distance))).toBeGreaterThan(0);
   expect(demo.outputs.heatmaps.length).toBeGreaterThan(0);
+  for (const h of demo.outputs.heatmaps) expect(h.startsWith('analyze/match/heatmaps/'), h).toBe(true);
   // The report links every output with a relative path that exists.
   const report = await readFile(join(out, 'report.html'), 'utf8');
   const links = [...report.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1] as string);
@@ -165,6 +283,7 @@ async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
   }
   for (const section of [
     'checks',
+    'match',
     'vcam',
     'overlay',
     'panorama',
@@ -186,6 +305,8 @@ describe.skipIf(modelArgs === null)('pnpm demo end to end', () => {
   const args = (matchId: string) => [
     '--duration',
     String(DURATION_S),
+    '--segment-s',
+    String(SEGMENT_S),
     '--size',
     '640x360',
     '--fps',

@@ -11,6 +11,7 @@ import {
   venueCalibrationSchema,
 } from '@polyvision/shared';
 import { convertToMp4, needsMp4Conversion } from './convert-input.ts';
+import type { PanoramaSegment } from './segment-panorama.ts';
 
 /** Width cap of the panorama when the demo self-calibrates two cameras, pixels. */
 export const DEMO_PANORAMA_MAX_WIDTH_PX = 5120;
@@ -154,8 +155,13 @@ async function digest(path: string): Promise<{ sizeBytes: number; sha256: string
 /** What the edge's uploader went through. */
 export interface UploadReport {
   ingestUrl: string;
-  /** Journal state of the panorama at the end: `confirmed` (sha256 confirmed by the core). */
+  /**
+   * Journal state of the panorama segments at the end: `confirmed` (sha256 confirmed by the core)
+   * or `deleted` when every one is; else the first other state.
+   */
   state: string;
+  /** Panorama segments uploaded, in order, then the end marker. */
+  segments: number;
   /** Final `507`s the ingest sent back (none when a retry on another SE inside ingest sufficed). */
   insufficientStorageResponses: number;
   /** Failed attempts of any kind. */
@@ -163,17 +169,24 @@ export interface UploadReport {
 }
 
 /**
- * Hands the panorama to the edge's durable spool (`edge/src/spool`: sqlite
- * journal, fsync, sha256) and lets the edge's uploader (`edge/src/upload`:
- * tus, resumable, honours `Retry-After` on a final 507, confirms the sha256)
- * drain it to `ingestUrl`. The spool works on a copy; the panorama stays in place.
+ * Hands the panorama segments to the edge's durable spool (`edge/src/spool`:
+ * sqlite journal, fsync, sha256) in match order, as the edge's recorder does
+ * (kind `panorama`, source `panorama`, seq = slot, so ingest sees
+ * `<match>__panorama__panorama__<slot>.mp4` and makes `match.segment`s), and
+ * lets the edge's uploader (`edge/src/upload`: tus, resumable, honours
+ * `Retry-After` on a final 507, confirms the sha256) drain each one to
+ * `ingestUrl` before the next is spooled; then the end-of-match marker
+ * (`match-end-<last slot>.json`, `match.end`) closes the match's one job.
+ * The spool works on copies; the segments stay in place.
  * The venue calibration goes first, through {@link uploadCalibration}.
  *
  * @throws PolyvisionError `demo_upload_failed` with the uploader's last error when
- *   the file is not confirmed within `timeoutMs`; `aborted` when `signal` fires.
+ *   a file is not confirmed within `timeoutMs`; `aborted` when `signal` fires.
  */
 export async function uploadPanorama(options: {
-  panorama: EdgePanorama;
+  segments: readonly PanoramaSegment[];
+  /** The segments' nominal length (ingest's `INGEST_SEGMENT_DURATION_S`), seconds. */
+  segmentS: number;
   ingestUrl: string;
   token: string;
   organizationId: string;
@@ -187,9 +200,9 @@ export async function uploadPanorama(options: {
   const alarms = new Alarms();
   const spool = await Spool.open({ dir: options.spoolDir, alarms, minFreeBytes: 0 });
   try {
-    const copy = join(options.spoolDir, 'incoming-panorama.mp4');
-    await copyFile(options.panorama.path, copy);
-    const row = await spool.add(copy, { matchId: options.matchId, kind: 'panorama', source: 'panorama', seq: 0 });
+    const sizes = await Promise.all(options.segments.map(async (s) => (await stat(s.path)).size));
+    const totalBytes = sizes.reduce((a, b) => a + b, 0);
+    let doneBytes = 0;
     const uploader = new Uploader({
       spool,
       alarms,
@@ -199,27 +212,43 @@ export async function uploadPanorama(options: {
       chunkSizeBytes: 4 * 1024 * 1024,
       baseDelayMs: 500,
       maxRetryAfterMs: 30_000,
-      ...(options.onProgress ? { onProgress: (_row, sent, total) => options.onProgress?.(sent, total) } : {}),
+      ...(options.onProgress
+        ? { onProgress: (_row, sent) => options.onProgress?.(Math.min(totalBytes, doneBytes + sent), totalBytes) }
+        : {}),
     });
     const timeout = AbortSignal.timeout(options.timeoutMs ?? 300_000);
-    await uploader.drain(options.signal ? AbortSignal.any([options.signal, timeout]) : timeout);
-    options.signal?.throwIfAborted();
-    const state = spool.journal.get(row.id)?.state ?? 'missing';
-    const status = uploader.status();
-    if (state !== 'confirmed' && state !== 'deleted') {
-      throw new PolyvisionError(
-        'demo_upload_failed',
-        `the edge could not upload the panorama (state ${state}): ${status.lastError ?? 'no error recorded'}`,
-      );
+    const drainSignal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const states: string[] = [];
+    for (const [i, segment] of options.segments.entries()) {
+      const copy = join(options.spoolDir, `incoming-panorama-${segment.index}.mp4`);
+      await copyFile(segment.path, copy);
+      const row = await spool.add(copy, {
+        matchId: options.matchId,
+        kind: 'panorama',
+        source: 'panorama',
+        seq: segment.index,
+      });
+      await uploader.drain(drainSignal);
+      options.signal?.throwIfAborted();
+      const state = spool.journal.get(row.id)?.state ?? 'missing';
+      if (state !== 'confirmed' && state !== 'deleted') {
+        throw new PolyvisionError(
+          'demo_upload_failed',
+          `the edge could not upload panorama segment ${segment.index} (state ${state}): ${uploader.status().lastError ?? 'no error recorded'}`,
+        );
+      }
+      states.push(state);
+      doneBytes += sizes[i] ?? 0;
     }
     // The recording is over: the end marker (as the edge's MatchRecorder spools it when the window
-    // closes) closes the match's one job, whose only segment is this panorama (issue #18).
+    // closes) closes the match's one job after its last segment (issue #18).
+    const lastSlot = options.segments.at(-1)?.index ?? null;
     const markerPath = join(options.spoolDir, 'match-end.json');
     const marker: MatchEndMarker = {
       match_id: options.matchId,
-      last_slot: 0,
-      panorama_segments: 1,
-      segment_duration_s: null, // one panorama of the whole sample, not a fixed-length segment
+      last_slot: lastSlot,
+      panorama_segments: options.segments.length,
+      segment_duration_s: options.segmentS,
       ended_at: new Date().toISOString(),
     };
     await writeFile(markerPath, `${JSON.stringify(marker, null, 2)}\n`);
@@ -227,9 +256,9 @@ export async function uploadPanorama(options: {
       matchId: options.matchId,
       kind: 'artifact',
       source: MATCH_END_SOURCE,
-      seq: 0,
+      seq: lastSlot ?? 0,
     });
-    await uploader.drain(options.signal ? AbortSignal.any([options.signal, timeout]) : timeout);
+    await uploader.drain(drainSignal);
     options.signal?.throwIfAborted();
     const endState = spool.journal.get(end.id)?.state ?? 'missing';
     if (endState !== 'confirmed' && endState !== 'deleted') {
@@ -238,9 +267,11 @@ export async function uploadPanorama(options: {
         `the edge could not upload the end-of-match marker (state ${endState}): ${uploader.status().lastError ?? 'no error recorded'}`,
       );
     }
+    const status = uploader.status();
     return {
       ingestUrl: options.ingestUrl,
-      state,
+      state: states.find((s) => s !== 'deleted') ?? 'deleted',
+      segments: options.segments.length,
       insufficientStorageResponses: status.insufficientStorageResponses,
       failures: status.failures,
     };

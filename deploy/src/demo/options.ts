@@ -18,6 +18,8 @@ export interface DemoOptions {
   stageEnv: Record<string, string | undefined>;
   /** Quota of each storage element, bytes. */
   storageCapacityBytes: number;
+  /** Length of the panorama segments the edge uploads (ingest's `INGEST_SEGMENT_DURATION_S`), whole seconds. */
+  segmentS: number;
   /** Longest the job may take, ms. */
   timeoutMs: number;
   /** Plain log lines instead of the redrawn view. */
@@ -64,6 +66,8 @@ Options:
   --analysis-fps <n>        frames per second the detector analyses [${DEMO_ANALYSIS_FPS}]
   --vcam-size <WxH>         virtual-camera video size             [follows the panorama, ≤ 1080p]
   --duration <s>            synthetic sample length, seconds      [20]
+  --segment-s <s>           the edge's panorama segment length, whole seconds:
+                            the match job gets duration / segment-s segments [5]
   --size <WxH>              synthetic camera size                 [1280x720]
   --fps <n>                 synthetic frame rate                  [25]
   --out <dir>               output root                           [out]
@@ -106,6 +110,7 @@ export function parseDemoArgs(
         'analysis-fps': { type: 'string' },
         'vcam-size': { type: 'string' },
         duration: { type: 'string' },
+        'segment-s': { type: 'string' },
         size: { type: 'string' },
         fps: { type: 'string' },
         out: { type: 'string' },
@@ -218,6 +223,7 @@ export function parseDemoArgs(
       ...(tiling ? { DETECT_TILING: tiling } : {}),
       ...(scoreThreshold !== undefined ? { DETECT_SCORE_THRESHOLD: String(scoreThreshold) } : {}),
     },
+    segmentS: number('segment-s', 5, (n) => Number.isInteger(n) && n >= 1 && n <= 60, 'a whole number from 1 to 60'),
     storageCapacityBytes: 8 * 1024 ** 3,
     timeoutMs: number('timeout', 1800, (n) => n > 0, 'a positive number of seconds') * 1000,
     plain: values.plain === true,

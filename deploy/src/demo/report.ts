@@ -4,7 +4,7 @@ import { barChartSvg, lineChartSvg } from './report-charts.ts';
 import { reportChecks } from './report-checks.ts';
 import { type ReportData, readReportData, teamsOf } from './report-data.ts';
 import { type DemoResult, formatBytes } from './run-demo.ts';
-import { insufficientStorageEvents } from './summary.ts';
+import { insufficientStorageEvents, matchLine } from './summary.ts';
 
 const escapeHtml = (text: string) =>
   text.replace(
@@ -48,6 +48,7 @@ video,img{max-width:100%;background:#000}table{border-collapse:collapse}td,th{pa
 <h1>Polyvision demo — match ${escapeHtml(result.matchId)}</h1>
 <p>Job <code>${escapeHtml(result.job.job_id)}</code>: <strong class="${result.failure ? 'failed' : ''}">${escapeHtml(result.job.status)}</strong> in ${s(result.totalMs)} ·
 bus ${escapeHtml(result.services.bus)}, database ${escapeHtml(result.services.database)}, redis ${escapeHtml(result.services.redis)}</p>
+<p id="match-line">${escapeHtml(matchLine(result))}</p>
 
 <h2 id="checks">Check this</h2>
 ${
@@ -94,8 +95,14 @@ ${o.poster ? `<img src="${escapeHtml(o.poster)}" alt="poster" width="480">` : ''
 <h2 id="heatmaps">Heatmaps</h2>
 <div class="grid">${o.heatmaps.map((h) => `<figure><img src="${escapeHtml(h)}" alt="${escapeHtml(h)}"><figcaption>${link(h, h.split('/').at(-1))}</figcaption></figure>`).join('')}</div>
 
+<h2 id="match">The match, segment by segment</h2>
+<p>The edge cut the panorama into ${result.segments.length} segments of ${result.segmentS} s (a keyframe at each cut) and uploaded them in order, then its end-of-match marker; ingest made them the segments of one match job. The virtual camera, tracks overlay, tracks and detections above are joined from the segments' outputs (${o.joined.map((f) => link(f)).join(', ') || 'none'}); the HLS playlists, analytics and heatmaps are the match-level outputs the stages built up segment by segment.</p>
+<table><tr><th>segment</th><th class="num">duration</th><th class="num">frames</th><th class="num">size</th><th>outputs</th></tr>
+${result.segments.map((g) => `<tr><td>${g.index}</td><td class="num">${g.durationS.toFixed(2)} s</td><td class="num">${g.frameCount}</td><td class="num">${formatBytes(g.sizeBytes)}</td><td>${segmentLinks(o.files, g.index, link)}</td></tr>`).join('')}
+</table>
+
 <h2 id="placement">Placement</h2>
-${result.panoramaPlacement ? `<p>panorama.mp4 (${formatBytes(result.panoramaPlacement.sizeBytes)}) → <strong>${escapeHtml(result.panoramaPlacement.storageId)}</strong> in ${escapeHtml(result.panoramaPlacement.location)}</p>` : ''}
+${result.panoramaPlacement ? `<p>panorama segment 0 (${formatBytes(result.panoramaPlacement.sizeBytes)}) → <strong>${escapeHtml(result.panoramaPlacement.storageId)}</strong> in ${escapeHtml(result.panoramaPlacement.location)}</p>` : ''}
 <table><tr><th>507 from</th><th>ingest replica</th><th>resolved on</th><th>message</th></tr>
 ${refused.map((e) => `<tr><td>${escapeHtml(e.storageId)}</td><td>${escapeHtml(e.replica)}</td><td>${escapeHtml(e.resolvedOn ?? 'not placed')}</td><td>${escapeHtml(e.message)}</td></tr>`).join('')}
 </table>
@@ -108,8 +115,8 @@ ${result.stored.map((o) => `<tr><td>${link(o.path)}</td><td>${escapeHtml(o.stora
 <table><tr><th>step</th><th>wall time</th><th>from</th><th>to</th></tr>
 ${result.timings.map((t) => `<tr><td>${t.step}</td><td>${s(t.durationMs)}</td><td>${s(t.startMs)}</td><td>${s(t.endMs)}</td></tr>`).join('')}
 </table>
-<table><tr><th>stage</th><th>attempt</th><th>executions</th><th>stats</th></tr>
-${result.job.stages.map((st) => `<tr><td>${st.stage}</td><td>${st.attempt}</td><td>${result.executions[st.stage] ?? 0}</td><td><code>${escapeHtml(JSON.stringify(st.stats ?? {}))}</code></td></tr>`).join('')}
+<table><tr><th>stage</th><th>segment</th><th>attempt</th><th>executions (all segments)</th><th>stats</th></tr>
+${result.job.stages.map((st) => `<tr><td>${st.stage}</td><td>${st.segment_index ?? '–'}</td><td>${st.attempt}</td><td>${result.executions[st.stage] ?? 0}</td><td><code>${escapeHtml(JSON.stringify(st.stats ?? {}))}</code></td></tr>`).join('')}
 </table>
 
 <h2 id="leaders">Leaders</h2>
@@ -197,4 +204,13 @@ ${notes ? `<ul>${notes}</ul>` : ''}
 ${players.length > 0 ? barChartSvg({ unit, items: players.map((p) => ({ label: `#${p.trackId}`, value: p.distance ?? 0, colour: colour(p.team) })) }) : ''}
 <details><summary>${players.length} tracked people</summary>
 <table><tr><th>track</th><th>class</th><th>team</th><th>time, s</th><th>distance, ${escapeHtml(unit)}</th><th>top speed, ${escapeHtml(speed)}</th><th>mean speed, ${escapeHtml(speed)}</th><th>sprints</th></tr>${playerRows}</table></details>`;
+}
+
+/** Links to one segment's vcam video, tracks and HLS playlist (those that exist). */
+function segmentLinks(files: readonly string[], index: number, link: (path: string, label?: string) => string): string {
+  const folder = `segment-${String(index).padStart(6, '0')}`;
+  return [`vcam/${folder}/vcam.mp4`, `track/${folder}/tracks.json`, `encode/${folder}/hls/master.m3u8`]
+    .filter((f) => files.includes(f))
+    .map((f) => link(f, f.split('/').slice(0, 1).concat(f.split('/').slice(2)).join('/')))
+    .join(' · ');
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getJob, type JobView, type StageHandler } from '@polyvision/core';
@@ -11,6 +11,7 @@ import { openDemoInfra, type ServiceUrls } from './infra.ts';
 import type { DemoOptions } from './options.ts';
 import { writeReport } from './report.ts';
 import { ensureSample } from './sample.ts';
+import { segmentPanorama } from './segment-panorama.ts';
 import { type PlacementRecord, startDemoStack } from './stack.ts';
 import { fillStorageElement, startDemoStorage } from './storage.ts';
 
@@ -60,7 +61,17 @@ export interface DemoResult {
   calibration: { uploadState: string | null; placedOn: string | null };
   /** What the edge's uploader went through (a final 507 would be counted here). */
   upload: UploadReport;
-  /** SE that holds the panorama, with its datacenter. */
+  /** The segments the edge cut the panorama into and uploaded in order (the match job's inputs). */
+  segments: Array<{
+    index: number;
+    durationS: number;
+    frameCount: number;
+    keyframeAtStart: boolean;
+    sizeBytes: number;
+  }>;
+  /** Their nominal length (`--segment-s`, ingest's `INGEST_SEGMENT_DURATION_S`), seconds. */
+  segmentS: number;
+  /** SE that holds the first panorama segment, with its datacenter. */
   panoramaPlacement: { storageId: string; location: string; sizeBytes: number } | null;
   job: JobView;
   /** How many times each stage's handler ran. */
@@ -158,6 +169,7 @@ export async function runDemo(
       stageEnv: options.stageEnv,
       organizationId,
       logger,
+      segmentDurationS: options.segmentS,
       wrapHandler: (handler: StageHandler): StageHandler => ({
         ...handler,
         run: (context) => {
@@ -189,10 +201,14 @@ export async function runDemo(
     await mkdir(edgeDir, { recursive: true });
     const panorama = await stitchPanorama({ cameraPaths, calibrationPath }, edgeDir, signal);
     const selfCal = panorama.selfCalibration?.venue.quality;
+    // The edge records a match as fixed-length segments: cut the panorama at keyframes every --segment-s.
+    const segments = await segmentPanorama(panorama.path, options.segmentS, join(edgeDir, 'segments'), signal);
     end(
-      panorama.stitched
-        ? `${panorama.widthPx}x${panorama.heightPx}${selfCal ? `, self-calibrated from the footage in ${((selfCal.calibration_ms ?? 0) / 1000).toFixed(0)} s (seam ${selfCal.seam_error_mean_px?.toFixed(2)} px mean)` : ''}`
-        : 'one-camera rig: no stitching',
+      `${
+        panorama.stitched
+          ? `${panorama.widthPx}x${panorama.heightPx}${selfCal ? `, self-calibrated from the footage in ${((selfCal.calibration_ms ?? 0) / 1000).toFixed(0)} s (seam ${selfCal.seam_error_mean_px?.toFixed(2)} px mean)` : ''}`
+          : 'one-camera rig: no stitching'
+      }; ${segments.length} segments of ${options.segmentS} s`,
     );
 
     // 4. The edge uploads the venue calibration (so the job gets its pitch frame), a neighbour
@@ -214,14 +230,16 @@ export async function runDemo(
     const calibrationPlacements = stack.placements.splice(0);
     const nearlyFull = storage.elements.find((e) => e.nearlyFull);
     if (nearlyFull) {
-      const booked = await fillStorageElement(nearlyFull, storage.token, Math.floor(panorama.sizeBytes / 2));
+      const smallest = Math.min(...(await Promise.all(segments.map(async (s) => (await stat(s.path)).size))));
+      const booked = await fillStorageElement(nearlyFull, storage.token, Math.floor(smallest / 2));
       observer.info?.(
         `${nearlyFull.storageId} (${nearlyFull.location}) is nearly full: a neighbour booked ${formatBytes(booked)}; the capacity cache does not know yet`,
       );
     }
     // The follower replica takes the upload: it places with the leader's shared capacity cache.
     const upload = await uploadPanorama({
-      panorama,
+      segments,
+      segmentS: options.segmentS,
       ingestUrl,
       token: stack.edgeToken,
       organizationId,
@@ -233,7 +251,9 @@ export async function runDemo(
     const placed = stack.placements.find((p) => p.placed);
     const placedOn = placed?.attempts.find((a) => a.outcome === 'reserved')?.storage_id ?? null;
     const placedSe = storage.elements.find((e) => e.storageId === placedOn);
-    end(placedSe ? `on ${placedSe.storageId} (${placedSe.location})` : undefined);
+    end(
+      `${segments.length} segments + end marker${placedSe ? `; the first on ${placedSe.storageId} (${placedSe.location})` : ''}`,
+    );
 
     // 5. The job runs; the live view follows its stages in the database.
     const { job, timedOut } = await followJob(
@@ -275,6 +295,8 @@ export async function runDemo(
       io: stack.io,
       workDir: collectDir,
       outDir,
+      panoramaPath: panorama.path,
+      ...(signal ? { signal } : {}),
     });
     const result: DemoResult = {
       matchId,
@@ -288,8 +310,22 @@ export async function runDemo(
         placedOn: calibrationPlacements.at(-1)?.attempts.find((a) => a.outcome === 'reserved')?.storage_id ?? null,
       },
       upload,
+      segments: await Promise.all(
+        segments.map(async (s) => ({
+          index: s.index,
+          durationS: s.durationS,
+          frameCount: s.frameCount,
+          keyframeAtStart: s.keyframeAtStart,
+          sizeBytes: (await stat(s.path)).size,
+        })),
+      ),
+      segmentS: options.segmentS,
       panoramaPlacement: placedSe
-        ? { storageId: placedSe.storageId, location: placedSe.location, sizeBytes: panorama.sizeBytes }
+        ? {
+            storageId: placedSe.storageId,
+            location: placedSe.location,
+            sizeBytes: (await stat(segments[0]?.path as string)).size,
+          }
         : null,
       job,
       executions,
@@ -373,6 +409,7 @@ async function followJob(
   const wallOffset = Date.now() - performance.now();
   let jobId: string | null = null;
   const reported = new Set<string>();
+  let received = -1;
   let job: JobView | null = null;
   for (;;) {
     if (Date.now() > deadline) {
@@ -391,16 +428,42 @@ async function followJob(
     }
     job = jobId ? await getJob(db, jobId) : null;
     if (job) {
-      for (const s of job.stages) {
-        const step = s.stage as DemoStep;
-        if (s.status === 'completed' && !reported.has(s.stage)) {
-          reported.add(s.stage);
-          const startMs = s.started_at ? Date.parse(s.started_at) - wallOffset - t0 : 0;
-          const endMs = s.finished_at ? Date.parse(s.finished_at) - wallOffset - t0 : performance.now() - t0;
+      if (job.match && job.match.segments_received !== received) {
+        received = job.match.segments_received;
+        observer.info?.(
+          `match job ${job.job_id}: ${received} segment(s) received (${job.match.received_s} s)${job.match.live ? ', live' : `, ended by ${job.match.ended_by}`}`,
+        );
+      }
+      // A match job has one row per stage and segment: a stage is done when every segment went through it.
+      const stages = [...new Set(job.stages.map((s) => s.stage))];
+      const total = job.match ? (job.match.final_index ?? job.match.segments_received - 1) + 1 : 1;
+      for (const stage of stages) {
+        const step = stage as DemoStep;
+        const rows = job.stages.filter((s) => s.stage === stage);
+        const done = rows.filter((s) => s.status === 'completed').length;
+        const failed = rows.find((s) => s.status === 'failed');
+        const ofSegments = job.match ? `${done}/${total} segments` : undefined;
+        if (failed) observer.step?.(step, 'failed', done / total, JSON.stringify(failed.error));
+        else if (done >= total && !job.match?.live && !reported.has(stage)) {
+          reported.add(stage);
+          const started = rows
+            .map((s) => (s.started_at ? Date.parse(s.started_at) : Number.NaN))
+            .filter(Number.isFinite);
+          const finished = rows.map((s) => (s.finished_at ? Date.parse(s.finished_at) : Number.NaN));
+          const startMs = started.length > 0 ? Math.min(...started) - wallOffset - t0 : 0;
+          const endMs = finished.every(Number.isFinite)
+            ? Math.max(...finished) - wallOffset - t0
+            : performance.now() - t0;
           timings.push({ step, startMs, endMs, durationMs: endMs - startMs });
-          observer.step?.(step, 'done', 1, statsNote(s.stats));
-        } else if (s.status === 'failed') observer.step?.(step, 'failed', s.progress, JSON.stringify(s.error));
-        else if (s.status === 'running' || s.status === 'dispatched') observer.step?.(step, 'running', s.progress);
+          const note = rows.length === 1 ? statsNote(rows[0]?.stats) : ofSegments;
+          observer.step?.(step, 'done', 1, note);
+        } else if (
+          !reported.has(stage) &&
+          (done > 0 || rows.some((s) => ['running', 'dispatched'].includes(s.status)))
+        ) {
+          const running = rows.find((s) => s.status === 'running' || s.status === 'dispatched');
+          observer.step?.(step, 'running', Math.min(1, (done + (running?.progress ?? 0)) / total), ofSegments);
+        }
       }
       if (['completed', 'failed', 'cancelled'].includes(job.status)) return { job, timedOut: false };
     }

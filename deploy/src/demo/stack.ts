@@ -34,6 +34,8 @@ export interface DemoStackOptions {
   stageEnv: Record<string, string | undefined>;
   organizationId: string;
   logger?: Logger;
+  /** Length of the edge's panorama segments (ingest's `INGEST_SEGMENT_DURATION_S`), seconds. @defaultValue 10 */
+  segmentDurationS?: number;
   /** Wraps each stage handler (the demo counts executions). @defaultValue identity */
   wrapHandler?: (handler: StageHandler) => StageHandler;
 }
@@ -89,6 +91,7 @@ export async function startDemoStack(options: DemoStackOptions): Promise<DemoSta
         INGEST_INSTANCE_ID: instanceId,
         INGEST_PREFERRED_LOCATIONS: DEMO_PREFERRED_LOCATION,
         INGEST_RETRY_AFTER_SECONDS: '2',
+        INGEST_SEGMENT_DURATION_S: String(options.segmentDurationS ?? 10),
         STORAGE_ELEMENTS: JSON.stringify(options.storage.elements.map((e) => e.entry)),
         // One poll at start, then once a minute: the 507 of the nearly full SE is met
         // because the cache still shows the space of that poll (and then repaired lazily).

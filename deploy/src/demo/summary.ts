@@ -24,10 +24,11 @@ export function formatSummary(result: DemoResult, cwd: string): string {
   lines.push(
     `services: bus ${result.services.bus}, database ${result.services.database}, redis ${result.services.redis}`,
   );
+  lines.push(matchLine(result));
   lines.push('', 'Placement');
   if (result.panoramaPlacement) {
     const p = result.panoramaPlacement;
-    lines.push(`  panorama.mp4 (${formatBytes(p.sizeBytes)}) → ${p.storageId} in ${p.location}`);
+    lines.push(`  panorama segment 0 (${formatBytes(p.sizeBytes)}) → ${p.storageId} in ${p.location}`);
   }
   const refused = insufficientStorageEvents(result);
   if (refused.length === 0) lines.push('  no 507 met');
@@ -87,4 +88,18 @@ export function formatSummary(result: DemoResult, cwd: string): string {
   lines.push(`  open ${relative(cwd, `${result.outDir}/report.html`)}   (machine-readable: demo.json)`);
   lines.push('');
   return lines.join('\n');
+}
+
+/**
+ * `the match as one job: N segments of S s …`: segments the edge uploaded, what the job
+ * received and processed per stage, and how it ended (from the job's match progress).
+ */
+export function matchLine(result: DemoResult): string {
+  const m = result.job.match;
+  const uploaded = `${result.segments.length} segments of ${result.segmentS} s uploaded by the edge`;
+  if (!m) return `the match as one job: ${uploaded}; job ${result.job.job_id} is a ${result.job.kind} job`;
+  const processed = Object.entries(m.processed)
+    .map(([stage, n]) => `${stage} ${n}`)
+    .join(', ');
+  return `the match as one job (${result.job.job_id}): ${uploaded}; ${m.segments_received} received (${m.received_s} s), processed per stage: ${processed}; ${m.live ? 'still live' : `ended by ${m.ended_by}`}${m.gaps.length > 0 ? `; gaps ${m.gaps.join(', ')}` : ''}`;
 }
