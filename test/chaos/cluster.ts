@@ -188,11 +188,17 @@ export class ChaosCluster {
     this.faults.push({ name, kind, atMs: Date.now() - this.#startedAt });
   }
 
-  /** kill -9 of the process (and its children); resolves once the pid is gone. */
+  /**
+   * kill -9 of the process (and its children); resolves once the pid is gone
+   * and its port is free again (a child of the group may outlive the leader by
+   * a moment, still holding the listening socket that a restart needs).
+   */
   async kill(name: string): Promise<void> {
-    const { pid } = this.process(name);
+    const { pid, port } = this.process(name);
     this.#signal(name, 'SIGKILL', 'kill');
     await waitFor(async () => !(await isAlive(pid)), { intervalMs: 50, message: `${name} (pid ${pid}) to exit` });
+    if (port !== null)
+      await waitFor(() => portFree(port), { intervalMs: 50, message: `${name}'s port ${port} to be free` });
   }
 
   /** SIGSTOP: the process stays alive but does nothing (no heartbeats, no answers). */

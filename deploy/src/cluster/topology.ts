@@ -158,6 +158,8 @@ export function planCluster(
         STORAGE_ELEMENTS: storageElementsJson,
         // A local cluster polls its SEs more often than production (30 s).
         CAPACITY_MONITOR_BASE_INTERVAL: '5',
+        // The edge's segment length: ingest places each panorama segment on the match clock with it.
+        INGEST_SEGMENT_DURATION_S: String(EDGE_SEGMENT_DURATION_S),
       },
       dir: path.join(options.workDir, `ingest-${n}`),
       port,
@@ -210,6 +212,9 @@ export function planCluster(
   return plans;
 }
 
+/** Length of the local edge's panorama segments, in seconds (its config and ingest's `INGEST_SEGMENT_DURATION_S`). */
+export const EDGE_SEGMENT_DURATION_S = 4;
+
 /**
  * The edge config of `edge-1` (edge/src/config/edge-config.ts): three
  * synthetic cameras from `clipDir` (a `synth-match` output: camera-0..2.mp4,
@@ -226,7 +231,7 @@ export function edgeConfig(
     ingest: { url: input.ingestUrl, token: input.edgeToken },
     cameras: [0, 1, 2].map((i) => ({ id: `camera-${i}`, source: { kind: 'synthetic', clip_dir: input.clipDir } })),
     calibration: path.join(input.clipDir, 'venue.json'),
-    segment_duration_s: 4,
+    segment_duration_s: EDGE_SEGMENT_DURATION_S,
     spool: { dir: path.join(path.dirname(edgeConfigPath(options)), 'spool'), min_free_bytes: 0 },
     status: { host: '127.0.0.1', port: options.basePort + 301, token: input.statusToken },
   };
