@@ -1,11 +1,4 @@
-import {
-  abortableSleep,
-  Elections,
-  LeadershipRunner,
-  type Logger,
-  silentLogger,
-  type TtlStore,
-} from '@polyvision/shared';
+import { abortableSleep, type Logger, silentLogger, startLeaderLoop, type TtlStore } from '@polyvision/shared';
 import type { Repairer } from './repairer.ts';
 
 /** Election key of the repairer. */
@@ -38,9 +31,6 @@ export interface RepairerLeadershipOptions {
  */
 export function startRepairerLeadership(options: RepairerLeadershipOptions): { stop(): Promise<void> } {
   const logger = options.logger ?? silentLogger;
-  const elections = new Elections(options.store, { logger });
-  const stopping = new AbortController();
-  let runner: LeadershipRunner | null = null;
   const service = async (signal: AbortSignal) => {
     let lastAuditMs = Date.now();
     while (!signal.aborted) {
@@ -56,34 +46,13 @@ export function startRepairerLeadership(options: RepairerLeadershipOptions): { s
       await abortableSleep(options.scanIntervalMs, signal).catch(() => undefined);
     }
   };
-  const loop = (async () => {
-    while (!stopping.signal.aborted) {
-      runner = new LeadershipRunner({
-        elections,
-        key: REPAIRER_LEADER_KEY,
-        value: options.instanceId.replaceAll(/[^A-Za-z0-9:._-]/g, '_'),
-        leaseMs: options.leaseMs,
-        acquireTimeoutMs: 24 * 3600 * 1000,
-        services: [service],
-        logger,
-        ...(options.kill ? { kill: options.kill } : {}),
-      });
-      try {
-        const problem = await runner.launch();
-        const either = AbortSignal.any([problem, stopping.signal]);
-        await new Promise<void>((resolve) => either.addEventListener('abort', () => resolve(), { once: true }));
-      } catch {
-        // not acquired (stopping): the loop decides
-      }
-      await runner.shutdown().catch(() => null);
-    }
-  })();
-  return {
-    async stop() {
-      stopping.abort();
-      await runner?.shutdown().catch(() => null);
-      await elections.close();
-      await loop;
-    },
-  };
+  return startLeaderLoop({
+    store: options.store,
+    key: REPAIRER_LEADER_KEY,
+    instanceId: options.instanceId,
+    leaseMs: options.leaseMs,
+    service,
+    logger,
+    ...(options.kill ? { kill: options.kill } : {}),
+  });
 }

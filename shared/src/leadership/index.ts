@@ -31,6 +31,7 @@ export {
   type LeadershipTransition,
 } from './elections.ts';
 export { LeadershipError, type LeadershipErrorCode } from './errors.ts';
+export { type LeaderLoopOptions, startLeaderLoop } from './leader-loop.ts';
 export { MemoryTtlStore, type MemoryTtlStoreOptions } from './memory-ttl-store.ts';
 export { type PgQueryable, PostgresTtlStore, type PostgresTtlStoreOptions } from './postgres-ttl-store.ts';
 export { type RedisScriptClient, RedisTtlStore, type RedisTtlStoreOptions } from './redis-ttl-store.ts';

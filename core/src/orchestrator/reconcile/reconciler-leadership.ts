@@ -1,4 +1,4 @@
-import { Elections, LeadershipRunner, type Logger, silentLogger, type TtlStore } from '@polyvision/shared';
+import { type Logger, silentLogger, startLeaderLoop, type TtlStore } from '@polyvision/shared';
 import cron from 'node-cron';
 import type { Reconciler } from './reconciler.ts';
 
@@ -31,11 +31,8 @@ export interface ReconcilerScheduleOptions {
 export function startReconcilerLeadership(options: ReconcilerScheduleOptions): { stop(): Promise<void> } {
   const logger = options.logger ?? silentLogger;
   const leaseMs = options.leaseMs ?? 30_000;
-  const elections = new Elections(options.store, { logger });
   const expression = options.cronExpression ?? '*/15 * * * * *';
   if (!cron.validate(expression)) throw new Error(`invalid cron expression ${expression}`);
-  const stopping = new AbortController();
-  let runner: LeadershipRunner | null = null;
   const service = async (signal: AbortSignal) => {
     const task = cron.schedule(
       expression,
@@ -51,34 +48,13 @@ export function startReconcilerLeadership(options: ReconcilerScheduleOptions): {
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await task.destroy();
   };
-  const loop = (async () => {
-    while (!stopping.signal.aborted) {
-      runner = new LeadershipRunner({
-        elections,
-        key: options.key ?? 'orchestrator:reconciler_leader',
-        value: options.instanceId.replaceAll(/[^A-Za-z0-9:._-]/g, '_'),
-        leaseMs,
-        acquireTimeoutMs: 24 * 3600 * 1000,
-        services: [service],
-        logger,
-        ...(options.kill ? { kill: options.kill } : {}),
-      });
-      try {
-        const problem = await runner.launch();
-        const either = AbortSignal.any([problem, stopping.signal]);
-        await new Promise<void>((resolve) => either.addEventListener('abort', () => resolve(), { once: true }));
-      } catch {
-        // not acquired (stopping) — loop decides
-      }
-      await runner.shutdown().catch(() => null);
-    }
-  })();
-  return {
-    async stop() {
-      stopping.abort();
-      await runner?.shutdown().catch(() => null);
-      await elections.close();
-      await loop;
-    },
-  };
+  return startLeaderLoop({
+    store: options.store,
+    key: options.key ?? 'orchestrator:reconciler_leader',
+    instanceId: options.instanceId,
+    leaseMs,
+    service,
+    logger,
+    ...(options.kill ? { kill: options.kill } : {}),
+  });
 }
