@@ -175,7 +175,7 @@ export interface UploadReport {
  * `<match>__panorama__panorama__<slot>.mp4` and makes `match.segment`s), and
  * lets the edge's uploader (`edge/src/upload`: tus, resumable, honours
  * `Retry-After` on a final 507, confirms the sha256) drain each one to
- * `ingestUrl` before the next is spooled; then the end-of-match marker
+ * `ingestUrl`, until the core confirms all its copies, before the next is spooled; then the end-of-match marker
  * (`match-end-<last slot>.json`, `match.end`) closes the match's one job.
  * The spool works on copies; the segments stay in place.
  * The venue calibration goes first, through {@link uploadCalibration}.
@@ -228,7 +228,7 @@ export async function uploadPanorama(options: {
         source: 'panorama',
         seq: segment.index,
       });
-      await uploader.drain(drainSignal);
+      await uploader.drain(drainSignal, { untilConfirmed: true });
       options.signal?.throwIfAborted();
       const state = spool.journal.get(row.id)?.state ?? 'missing';
       if (state !== 'confirmed' && state !== 'deleted') {
@@ -258,7 +258,7 @@ export async function uploadPanorama(options: {
       source: MATCH_END_SOURCE,
       seq: lastSlot ?? 0,
     });
-    await uploader.drain(drainSignal);
+    await uploader.drain(drainSignal, { untilConfirmed: true });
     options.signal?.throwIfAborted();
     const endState = spool.journal.get(end.id)?.state ?? 'missing';
     if (endState !== 'confirmed' && endState !== 'deleted') {
@@ -285,7 +285,7 @@ export async function uploadPanorama(options: {
  * `venue.json` artifact (spool identity: kind `artifact`, source `venue`,
  * seq 0, as the edge's MatchRecorder spools it), through the same durable
  * spool and uploader as the panorama, and waits for the core's sha256
- * confirmation. Run it before {@link uploadPanorama}: ingest gives the
+ * confirmation (all its copies verified). Run it before {@link uploadPanorama}: ingest gives the
  * panorama's job the latest calibration catalogued for the match.
  *
  * @returns the journal state (`confirmed` or `deleted`).
@@ -318,8 +318,10 @@ export async function uploadCalibration(options: {
       baseDelayMs: 500,
       maxRetryAfterMs: 30_000,
     });
-    const timeout = AbortSignal.timeout(options.timeoutMs ?? 60_000);
-    await uploader.drain(options.signal ? AbortSignal.any([options.signal, timeout]) : timeout);
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? 300_000);
+    await uploader.drain(options.signal ? AbortSignal.any([options.signal, timeout]) : timeout, {
+      untilConfirmed: true,
+    });
     options.signal?.throwIfAborted();
     const state = spool.journal.get(row.id)?.state ?? 'missing';
     if (state !== 'confirmed' && state !== 'deleted') {
