@@ -58,7 +58,9 @@ export function formatSummary(result: DemoResult, cwd: string): string {
     );
   } else if (result.analyticsUnit === 'px') {
     lines.push(
-      '  in image pixels: no venue calibration for this match (a one-camera rig without --calibration venue.json)',
+      result.panorama.selfCalibration
+        ? '  in image pixels: the rig was self-calibrated from its footage, which stitches it but does not register the pitch in metres'
+        : '  in image pixels: no venue calibration for this match (a one-camera rig without --calibration venue.json)',
     );
   } else {
     lines.push('  none');
