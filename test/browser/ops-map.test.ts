@@ -272,6 +272,20 @@ describe('ops capacity map in Chromium', () => {
     await expect(page.textContent('li[data-job="job-ops-1"]')).resolves.toContain('at track');
   });
 
+  it('lists a commands partition that an orchestrator replica cannot claim, and drops it once claimed', async () => {
+    await schema.pool.query(
+      `INSERT INTO partition_claim_problems (consumer_group, topic, partition, owner, failures, since, error)
+       VALUES ('polyvision-orchestrator', 'polyvision.jobs.commands', 7, 'orchestrator-2', 4, now(), 'claims refused')`,
+    );
+    await page.waitForSelector('#claim-problems li[data-claim-problem="7"]');
+    await expect(page.textContent('#claim-problems li[data-claim-problem="7"]')).resolves.toContain(
+      'orchestrator-2 cannot claim it: 4 failed claims',
+    );
+    await expect(page.textContent('#card-jobs')).resolves.toContain('1 partition(s) unclaimed');
+    await schema.pool.query('DELETE FROM partition_claim_problems');
+    await page.waitForSelector('#claim-problems', { state: 'detached' });
+  });
+
   it('turns a killed SE unhealthy, with a text label, and records the event', async () => {
     const victim = fleet[4] as FleetSe;
     await victim.se.kill9();

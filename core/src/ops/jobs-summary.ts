@@ -31,17 +31,36 @@ export interface JobLine {
   updated_at: string;
 }
 
-/** The jobs panel: counts per stage and the newest jobs. */
+/** A commands partition an orchestrator replica was assigned but cannot claim (issue #20 item 4). */
+export interface ClaimProblem {
+  topic: string;
+  partition: number;
+  /** The replica that cannot claim it. */
+  owner: string;
+  failures: number;
+  /** ISO 8601: the first failed claim. */
+  since: string;
+  /** The last claim's error. */
+  error: string;
+}
+
+/** How long a claim problem row counts without a refresh (the replica retries at least every 30 s). */
+const CLAIM_PROBLEM_FRESH_S = 120;
+
+/** The jobs panel: counts per stage, the newest jobs, and partitions no replica can claim. */
 export interface JobsSummary {
   stages: StageCounts[];
   latest: JobLine[];
+  /** Refreshed within the last 2 minutes; a replica that died leaves its rows to age out. */
+  claim_problems: ClaimProblem[];
 }
 
 /**
  * Reads the jobs panel from the orchestrator's tables (`jobs`,
  * `job_stages`, migration 0002), read-only: one aggregate query (stages in
  * pipeline order) and the
- * orchestrator's own {@link listJobs} for the newest `latestCount` jobs.
+ * orchestrator's own {@link listJobs} for the newest `latestCount` jobs, and the
+ * fresh rows of `partition_claim_problems` (migration 0009).
  *
  * @throws the database error (the caller shows it instead of the panel).
  */
@@ -59,7 +78,27 @@ export async function readJobsSummary(db: Database, latestCount: number): Promis
     [[...STAGES]],
   );
   const { jobs } = await listJobs(db, { limit: latestCount });
+  const problems = await db.query<{
+    topic: string;
+    partition: number;
+    owner: string;
+    failures: number;
+    since: Date | string;
+    error: string;
+  }>(
+    `SELECT topic, partition, owner, failures, since, error FROM partition_claim_problems
+      WHERE updated_at > now() - make_interval(secs => $1) ORDER BY topic, partition, owner`,
+    [CLAIM_PROBLEM_FRESH_S],
+  );
   return {
+    claim_problems: problems.rows.map((r) => ({
+      topic: r.topic,
+      partition: r.partition,
+      owner: r.owner,
+      failures: r.failures,
+      since: new Date(r.since).toISOString(),
+      error: r.error,
+    })),
     stages: counts.rows.map((r) => ({
       stage: r.stage,
       queued: Number(r.queued),

@@ -203,6 +203,7 @@ export class Orchestrator {
     this.#claimed.clear();
     this.#assigned.clear();
     this.#claimProblems.clear();
+    this.#recordClaimProblems(() => this.#ownership.clearProblems());
     for (const partition of mine) {
       this.#assigned.add(partition);
       this.#epochs.set(partition, this.#claim(partition));
@@ -215,7 +216,15 @@ export class Orchestrator {
     this.#claimed.clear();
     this.#assigned.clear();
     this.#claimProblems.clear();
+    this.#recordClaimProblems(() => this.#ownership.clearProblems());
     this.metrics.ownedPartitions.set(0);
+  }
+
+  /** Writes a change of {@link claimProblems} for the ops page; a failure is logged (health still says it). */
+  #recordClaimProblems(write: () => Promise<void>): void {
+    write().catch((error: unknown) =>
+      this.#logger.warn({ err: error }, 'could not record partition claim problems for the ops page'),
+    );
   }
 
   /**
@@ -235,7 +244,9 @@ export class Orchestrator {
         (epoch) => {
           if (this.#epochs.get(partition) === claim) {
             this.#claimed.add(partition);
-            this.#claimProblems.delete(partition);
+            if (this.#claimProblems.delete(partition)) {
+              this.#recordClaimProblems(() => this.#ownership.clearProblems(partition));
+            }
             this.metrics.ownedPartitions.set(this.#claimed.size);
             this.#relay?.kick();
           }
@@ -260,11 +271,15 @@ export class Orchestrator {
     }
     const previous = this.#claimProblems.get(partition);
     const failures = (previous?.failures ?? 0) + 1;
-    this.#claimProblems.set(partition, {
+    const problem = {
       failures,
       since: previous?.since ?? Date.now(),
       error: error instanceof Error ? error.message : String(error),
-    });
+    };
+    this.#claimProblems.set(partition, problem);
+    this.#recordClaimProblems(() =>
+      this.#ownership.reportProblem(partition, { failures, sinceMs: problem.since, error: problem.error }),
+    );
     const delayMs = Math.min(30_000, 250 * 2 ** Math.min(failures - 1, 7));
     this.#logger.warn({ partition, failures, delayMs, err: error }, 'partition not claimed; claiming again');
     this.#epochs.set(partition, this.#claim(partition, delayMs));

@@ -95,7 +95,7 @@ describe('GET /api/v1/capacity-map', () => {
     expect(map.leader?.instance_id).toBe(map.served_by);
     expect(map.leader?.since).toMatch(/^\d{4}-/);
     expect(map.instances).toEqual([expect.objectContaining({ instance_id: map.served_by, leader: true })]);
-    expect(map.jobs).toEqual({ stages: [], latest: [] });
+    expect(map.jobs).toEqual({ stages: [], latest: [], claim_problems: [] });
     expect(map.events.some((e) => e.type === 'leader_changed' && e.instance_id === map.served_by)).toBe(true);
     // the second operator token works too
     expect((await api('/api/v1/capacity-map', asOperator(OTHER_OPS_TOKEN))).status).toBe(200);

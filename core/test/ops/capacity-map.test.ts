@@ -66,7 +66,7 @@ function input(over: Partial<CapacityMapInput> = {}): CapacityMapInput {
       { instance_id: 'ingest-2', role: 'leader', started_at: '', last_seen_at: '' },
     ],
     events: [],
-    jobs: { stages: [], latest: [] },
+    jobs: { stages: [], latest: [], claim_problems: [] },
     ...over,
   };
 }

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../test/support/index.ts';
 import { MemoryBus } from '../../src/bus/memory/memory-bus.ts';
 import { partitionForKey } from '../../src/bus/murmur2.ts';
+import { readJobsSummary } from '../../src/ops/jobs-summary.ts';
 import { testDatabaseDrivers } from './support/databases.ts';
 import { Harness, PANORAMA } from './support/harness.ts';
 
@@ -91,9 +92,16 @@ describe.skipIf(driver.skip)('poison commands and unclaimable partitions (pg)', 
     await waitFor(() => orchestrator.claimProblems().length > 0, { timeoutMs: 10_000 });
     const problem = orchestrator.claimProblems()[0]!;
     expect(problem.error).toMatch(/claims refused for now|partition .* belongs to epoch/);
+    // The ops page's jobs panel lists it too (from the database, as another replica's page would).
+    await waitFor(async () =>
+      (await readJobsSummary(h.db, 5)).claim_problems.some(
+        (p) => p.partition === problem.partition && p.owner === orchestrator.tuning.instanceId && p.failures >= 1,
+      ),
+    );
     await h.db.exec(`DROP TRIGGER refuse_claim ON partition_owners`);
     await h.waitForStatus(ids, 'completed');
     await waitFor(() => orchestrator.claimProblems().length === 0, { timeoutMs: 60_000 });
+    await waitFor(async () => (await readJobsSummary(h.db, 5)).claim_problems.length === 0);
     // Partitions the jobs used are ours again (idle ones find out on their next command).
     const owners = await h.db.query<{ owner: string }>(
       `SELECT DISTINCT o.owner FROM partition_owners o JOIN jobs j ON j.commands_partition = o.partition

@@ -100,7 +100,11 @@ function renderCards(map) {
   if (!jobs.error) {
     const sum = (k) => jobs.stages.reduce((a, s) => a + s[k], 0);
     jobsBody = `<p class="big">${sum('running')}<span class="unit"> stages running</span></p>
-      <p>${sum('queued')} queued · ${sum('failed') ? `<span class="tag bad">✗ ${sum('failed')} failed (24 h)</span>` : '0 failed (24 h)'}</p>`;
+      <p>${sum('queued')} queued · ${sum('failed') ? `<span class="tag bad">✗ ${sum('failed')} failed (24 h)</span>` : '0 failed (24 h)'}</p>${
+        jobs.claim_problems?.length
+          ? `<p><span class="tag bad">✗ ${jobs.claim_problems.length} partition(s) unclaimed</span></p>`
+          : ''
+      }`;
   }
   $('card-jobs').querySelector('.card-body').innerHTML = jobsBody;
 }
@@ -327,8 +331,14 @@ function renderJobs(map) {
         <span class="small muted">${j.progress_percent}% · ${esc(j.job_id)}</span>${matchLine(j.match)}</li>`,
     )
     .join('');
+  const problems = (jobs.claim_problems ?? [])
+    .map(
+      (p) =>
+        `<li data-claim-problem="${p.partition}"><span class="tag bad">✗ partition ${p.partition} unclaimed</span> <span class="mono">${esc(p.owner)}</span> cannot claim it: ${p.failures} failed claims since ${esc(timeOf(p.since))} — <span class="small">${esc(p.error)}</span></li>`,
+    )
+    .join('');
   $('jobs').innerHTML =
-    `${stages}<h3>Latest jobs</h3><ul class="jobs-list">${latest || '<li class="muted">No jobs yet.</li>'}</ul>`;
+    `${problems ? `<ul class="claim-problems" id="claim-problems">${problems}</ul>` : ''}${stages}<h3>Latest jobs</h3><ul class="jobs-list">${latest || '<li class="muted">No jobs yet.</li>'}</ul>`;
 }
 
 function render(map) {

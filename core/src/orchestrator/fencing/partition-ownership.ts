@@ -57,6 +57,44 @@ export class PartitionOwnership {
     if (current !== epoch) throw new PartitionFencedError(partition, epoch, current);
   }
 
+  /**
+   * Records that this replica could not claim `partition` (table
+   * `partition_claim_problems`, read by the ops page): `failures` so far since
+   * `sinceMs` (epoch ms), the last error. Refreshes `updated_at`.
+   *
+   * @throws the database error (the caller logs it: the claim's own retry goes on).
+   */
+  async reportProblem(partition: number, problem: { failures: number; sinceMs: number; error: string }): Promise<void> {
+    await this.#db.query(
+      `INSERT INTO partition_claim_problems (consumer_group, topic, partition, owner, failures, since, error)
+       VALUES ($1, $2, $3, $4, $5, to_timestamp($6 / 1000.0), $7)
+       ON CONFLICT (consumer_group, topic, partition, owner)
+       DO UPDATE SET failures = EXCLUDED.failures, since = EXCLUDED.since, error = EXCLUDED.error, updated_at = now()`,
+      [
+        this.#group,
+        this.#topic,
+        partition,
+        this.#owner,
+        problem.failures,
+        problem.sinceMs,
+        problem.error.slice(0, 500),
+      ],
+    );
+  }
+
+  /**
+   * Deletes this replica's claim problems: for `partition`, or all of them.
+   *
+   * @throws the database error.
+   */
+  async clearProblems(partition?: number): Promise<void> {
+    await this.#db.query(
+      `DELETE FROM partition_claim_problems
+        WHERE consumer_group = $1 AND topic = $2 AND owner = $3 AND ($4::integer IS NULL OR partition = $4)`,
+      [this.#group, this.#topic, this.#owner, partition ?? null],
+    );
+  }
+
   /** Current owners, for operators (`jobs` CLI, tests). */
   async owners(): Promise<Array<{ partition: number; epoch: number; owner: string }>> {
     const result = await this.#db.query<{ partition: number; epoch: string; owner: string }>(
