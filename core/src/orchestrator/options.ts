@@ -29,10 +29,13 @@ export interface OrchestratorTuning {
    */
   startToCloseMs: Record<Stage, number>;
   /**
-   * Error codes that mean "an input is not reachable now" (a storage element
-   * restarting): retried with {@link waitRetry} backoff until `retryWindowMs`
-   * after the run's first dispatch, without using up `maxAttempts`.
-   * @defaultValue ['input_unavailable', 'storage_unavailable', 'output_unavailable']
+   * Error codes that mean "not the stage's fault, wait and try again": an input
+   * is not reachable now (a storage element restarting), or the worker running
+   * the attempt was lost (`heartbeat_timeout`: killed, paused, evicted — a soak
+   * with random kills hit one long stage three times and failed its match).
+   * Retried with {@link waitRetry} backoff until `retryWindowMs` after the run's
+   * first dispatch, without using up `maxAttempts`; each retry is a new attempt.
+   * @defaultValue ['input_unavailable', 'storage_unavailable', 'output_unavailable', 'heartbeat_timeout']
    */
   waitingErrorCodes: readonly string[];
   /** Backoff of waiting errors. @defaultValue { initialMs: 2000, coefficient: 2, maxMs: 60_000 } */
@@ -83,7 +86,12 @@ export const ORCHESTRATOR_DEFAULTS: Readonly<Omit<OrchestratorTuning, 'instanceI
   retry: Object.freeze({ initialMs: 1_000, coefficient: 2, maxMs: 100_000 }),
   scheduleToStartMs: Object.freeze({ normal: 24 * HOUR_MS, high: 24 * HOUR_MS }),
   startToCloseMs: perStage(6 * HOUR_MS),
-  waitingErrorCodes: Object.freeze(['input_unavailable', 'storage_unavailable', 'output_unavailable']),
+  waitingErrorCodes: Object.freeze([
+    'input_unavailable',
+    'storage_unavailable',
+    'output_unavailable',
+    'heartbeat_timeout',
+  ]),
   waitRetry: Object.freeze({ initialMs: 2_000, coefficient: 2, maxMs: 60_000 }),
   retryWindowMs: 30 * 60_000,
   sessionTimeoutMs: 3_000,
