@@ -1,4 +1,5 @@
 import {
+  closeAll,
   createTestRedis,
   createTestSchema,
   type TestRedis,
@@ -21,8 +22,8 @@ export interface WorldSe {
 /** What {@link startIngestWorld} starts. */
 export interface IngestWorldOptions {
   /**
-   * Readable start of the PostgreSQL schema's name (`ingest_quota`); the Redis
-   * prefix starts with the same words joined by `-` (`ingest-quota`).
+   * Readable start of the PostgreSQL schema's name (`ingest_quota`) and of the
+   * Redis key prefix (`ingest-quota-…:`, as `uniqueName` spells it).
    */
   name: string;
   /** The storage elements, started in parallel as child processes. */
@@ -50,20 +51,6 @@ export interface IngestWorld {
   close(): Promise<void>;
 }
 
-/** Runs every step, even after one failed; throws the failures together. */
-async function runAll(steps: Array<() => Promise<unknown>>): Promise<void> {
-  const errors: unknown[] = [];
-  for (const step of steps) {
-    try {
-      await step();
-    } catch (error) {
-      errors.push(error);
-    }
-  }
-  if (errors.length === 1) throw errors[0];
-  if (errors.length > 1) throw new AggregateError(errors, 'closing the ingest world');
-}
-
 /**
  * Starts the world the ingest tests share: a PostgreSQL schema, a Redis key
  * prefix, real storage-element processes and an in-process ingest over them
@@ -82,17 +69,20 @@ export async function startIngestWorld(options: IngestWorldOptions): Promise<Ing
   const ses: Record<string, SeProcess> = {};
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => {
-    closed ??= runAll([
-      async () => ingest?.close(),
-      () => Promise.all(Object.values(ses).map((se) => se.stop())),
-      async () => redis?.close(),
-      async () => schema?.close(),
-    ]);
+    closed ??= closeAll(
+      [
+        async () => ingest?.close(),
+        () => Promise.all(Object.values(ses).map((se) => se.stop())),
+        async () => redis?.close(),
+        async () => schema?.close(),
+      ],
+      'closing the ingest world',
+    );
     return closed;
   };
   try {
     schema = await createTestSchema(name);
-    redis = await createTestRedis(name.replaceAll('_', '-'));
+    redis = await createTestRedis(name);
     const started = await Promise.allSettled(
       specs.map(({ id, location, env: seEnv }) =>
         startSe({ STORAGE_ELEMENT_ID: id, STORAGE_DATACENTER_LOCATION: location, ...seEnv }),
