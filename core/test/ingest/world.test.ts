@@ -4,6 +4,7 @@
  * (test/support/leak-check.ts) fails this file if an SE process or a
  * connection outlives it.
  */
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createTestSchema } from '../../../test/support/index.ts';
 import { startIngestWorld } from './support/world.ts';
@@ -23,7 +24,7 @@ async function schemasNamed(start: string): Promise<number> {
 }
 
 describe('startIngestWorld', () => {
-  it('starts the SEs and an ingest that sees them writable; close() stops the SEs and drops the schema, once', async () => {
+  it('starts the SEs and an ingest that sees them writable; close() stops the SEs, removes their data and drops the schema, once', async () => {
     const world = await startIngestWorld({
       name: 'ingest_world_ok',
       ses: [
@@ -38,6 +39,7 @@ describe('startIngestWorld', () => {
     await Promise.all([world.close(), world.close()]);
     await world.close();
     expect(await Promise.all(Object.values(world.ses).map((se) => se.exited))).toHaveLength(2);
+    for (const se of Object.values(world.ses)) expect(existsSync(se.dataDir)).toBe(false);
     expect(await schemasNamed(schema)).toBe(0);
   });
 

@@ -1,3 +1,4 @@
+import { removeDataDir } from '../../../../storage-element/test/support/se-process.ts';
 import {
   closeAll,
   createTestRedis,
@@ -47,7 +48,7 @@ export interface IngestWorld {
   ses: Record<string, SeProcess>;
   /** The ingest replica, in this process. */
   ingest: RunningIngest;
-  /** Stops the ingest, then the SEs, then drops the Redis keys and the schema; safe to call twice. */
+  /** Stops the ingest, then the SEs (removing their data folders), then drops the Redis keys and the schema; safe to call twice. */
   close(): Promise<void>;
 }
 
@@ -73,6 +74,7 @@ export async function startIngestWorld(options: IngestWorldOptions): Promise<Ing
       [
         async () => ingest?.close(),
         () => Promise.all(Object.values(ses).map((se) => se.stop())),
+        () => Promise.all(Object.values(ses).map((se) => removeDataDir(se.dataDir))),
         async () => redis?.close(),
         async () => schema?.close(),
       ],
