@@ -6,56 +6,27 @@
  * `X-Content-SHA256`) and the spool keeps the file; once the SE is back, the
  * repairer makes the copy and `drain({untilConfirmed})` ends with the file confirmed.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestRedis,
-  createTestSchema,
-  type ServiceProcess,
-  serviceUrl,
-  spawnService,
-  type TestRedis,
-  type TestSchema,
-  waitFor,
-} from '../../test/support/index.ts';
+import { type ServiceProcess, waitFor } from '../../test/support/index.ts';
 import { Alarms } from '../src/alarms/index.ts';
 import { Spool } from '../src/spool/index.ts';
 import { Uploader } from '../src/upload/index.ts';
 import { copiesShort } from '../src/upload/uploader.ts';
+import { type CoreWorld, startCoreWorld } from './support/core-world.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const SE_TOKEN = 'se-token-edge-copies';
 const METRICS_TOKEN = 'metrics-token-edge-copies-0123456789';
-const run = promisify(execFile);
-const START = { nodeArgs: ['--no-warnings'], startTimeoutMs: 30_000 };
 
 let work: string;
-let schema: TestSchema;
-let redis: TestRedis;
-let seA: ServiceProcess;
+let core: CoreWorld;
 let seB: ServiceProcess;
 let ingest: ServiceProcess;
 let token: string;
 let frozen = false;
-
-function startSe(id: string, location: string): Promise<ServiceProcess> {
-  return spawnService(
-    join(ROOT, 'storage-element/src/main.ts'),
-    {
-      STORAGE_ELEMENT_ID: id,
-      STORAGE_DATACENTER_LOCATION: location,
-      STORAGE_DATA_DIR: join(work, id),
-      STORAGE_PORT: '0',
-      STORAGE_TOKENS: SE_TOKEN,
-    },
-    START,
-  );
-}
 
 async function writableSes(): Promise<number> {
   const response = await fetch(`${ingest.url}/health/ready`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
@@ -65,26 +36,16 @@ async function writableSes(): Promise<number> {
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'edge-copies-'));
-  schema = await createTestSchema('edge_copies');
-  redis = await createTestRedis('edge-copies');
-  [seA, seB] = await Promise.all([startSe('se-copies-a', 'dc1'), startSe('se-copies-b', 'dc2')]);
-  const dbEnv = { DATABASE_URL: serviceUrl('DATABASE_URL'), DATABASE_SCHEMA: schema.schema };
-  ingest = await spawnService(
-    join(ROOT, 'core/src/ingest/main.ts'),
-    {
-      ...dbEnv,
-      REDIS_URL: serviceUrl('REDIS_URL'),
-      REDIS_KEY_PREFIX: redis.prefix,
+  core = await startCoreWorld({
+    name: 'edge_copies',
+    ses: [
+      { id: 'se-copies-a', location: 'dc1' },
+      { id: 'se-copies-b', location: 'dc2' },
+    ],
+    seToken: SE_TOKEN,
+    env: {
       POLYVISION_TOPIC_PREFIX: 'edgecopies',
-      INGEST_PORT: '0',
       METRICS_TOKENS: METRICS_TOKEN,
-      STORAGE_ELEMENTS: JSON.stringify([
-        { storage_id: 'se-copies-a', endpoint: seA.url, token: SE_TOKEN, location: 'dc1' },
-        { storage_id: 'se-copies-b', endpoint: seB.url, token: SE_TOKEN, location: 'dc2' },
-      ]),
-      CAPACITY_MONITOR_LEADER_TTL: '2',
-      CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '0.5',
-      CAPACITY_MONITOR_BASE_INTERVAL: '0.3',
       CAPACITY_MONITOR_MAX_INTERVAL: '1',
       CAPACITY_MONITOR_HTTP_TIMEOUT: '1',
       CAPACITY_MONITOR_HTTP_RETRIES: '0',
@@ -93,34 +54,16 @@ beforeAll(async () => {
       REPLICATION_CONFIRM_WAIT_MS: '500',
       REPLICATION_LEADER_LEASE_MS: '2000',
     },
-    START,
-  );
-  const created = await run(
-    process.execPath,
-    [
-      '--no-warnings',
-      join(ROOT, 'deploy/src/cli/main.ts'),
-      'ingest',
-      'token',
-      'create',
-      '--organization',
-      'org-1',
-      '--edge',
-      'edge-copies',
-      '--json',
-    ],
-    { env: { ...process.env, ...dbEnv } },
-  );
-  token = (JSON.parse(created.stdout) as { token: string }).token;
+    edge: { organizationId: 'org-1', edgeId: 'edge-copies' },
+  });
+  ({ ingest, token } = core);
+  seB = core.ses['se-copies-b'] as ServiceProcess;
   await waitFor(async () => (await writableSes()) === 2, { timeoutMs: 30_000, message: 'both SEs writable' });
 }, 120_000);
 
 afterAll(async () => {
   if (frozen) seB?.child.kill('SIGCONT');
-  await ingest?.stop();
-  await Promise.all([seA?.stop(), seB?.stop()]);
-  await redis?.close();
-  await schema?.close();
+  await core?.close();
   if (work) await rm(work, { recursive: true, force: true });
 });
 

@@ -4,35 +4,21 @@
  * records a synthetic match, stitches it, and uploads it through the ingest
  * (tus, PostgreSQL catalog, Redis locks) onto the storage element.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestRedis,
-  createTestSchema,
-  type ServiceProcess,
-  serviceUrl,
-  spawnService,
-  type TestRedis,
-  type TestSchema,
-  waitFor,
-} from '../../test/support/index.ts';
+import { type ServiceProcess, type TestSchema, waitFor } from '../../test/support/index.ts';
 import { compileEdgeConfig, EdgeNode } from '../src/index.ts';
 import { makeClip, type TestClip } from './support/clip.ts';
+import { type CoreWorld, startCoreWorld } from './support/core-world.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const SE_TOKEN = 'se-token-edge-e2e';
-const run = promisify(execFile);
-/** The service mains print `{"event":"listening",…}`; slow starts on a loaded host are fine. */
-const START = { nodeArgs: ['--no-warnings'], startTimeoutMs: 30_000 };
 
 let clip: TestClip;
 let work: string;
+let core: CoreWorld;
 let schema: TestSchema;
-let redis: TestRedis;
 let se: ServiceProcess;
 let ingest: ServiceProcess;
 let token: string;
@@ -40,55 +26,15 @@ let token: string;
 beforeAll(async () => {
   clip = await makeClip();
   work = await mkdtemp(join(tmpdir(), 'edge-e2e-'));
-  schema = await createTestSchema('edge_e2e');
-  redis = await createTestRedis('edge-e2e');
-  se = await spawnService(
-    join(ROOT, 'storage-element/src/main.ts'),
-    {
-      STORAGE_ELEMENT_ID: 'se-edge-e2e',
-      STORAGE_DATACENTER_LOCATION: 'dc1',
-      STORAGE_DATA_DIR: join(work, 'se'),
-      STORAGE_PORT: '0',
-      STORAGE_TOKENS: SE_TOKEN,
-    },
-    START,
-  );
-  const dbEnv = { DATABASE_URL: serviceUrl('DATABASE_URL'), DATABASE_SCHEMA: schema.schema };
-  ingest = await spawnService(
-    join(ROOT, 'core/src/ingest/main.ts'),
-    {
-      ...dbEnv,
-      REDIS_URL: serviceUrl('REDIS_URL'),
-      REDIS_KEY_PREFIX: redis.prefix,
-      POLYVISION_TOPIC_PREFIX: 'edgee2e',
-      INGEST_PORT: '0',
-      STORAGE_ELEMENTS: JSON.stringify([
-        { storage_id: 'se-edge-e2e', endpoint: se.url, token: SE_TOKEN, location: 'dc1' },
-      ]),
-      CAPACITY_MONITOR_LEADER_TTL: '2',
-      CAPACITY_MONITOR_LEADER_RENEWAL_INTERVAL: '0.5',
-      CAPACITY_MONITOR_BASE_INTERVAL: '0.3',
-      CAPACITY_MONITOR_MAX_INTERVAL: '3',
-    },
-    START,
-  );
-  const created = await run(
-    process.execPath,
-    [
-      '--no-warnings',
-      join(ROOT, 'deploy/src/cli/main.ts'),
-      'ingest',
-      'token',
-      'create',
-      '--organization',
-      'org-1',
-      '--edge',
-      'edge-e2e',
-      '--json',
-    ],
-    { env: { ...process.env, ...dbEnv } },
-  );
-  token = (JSON.parse(created.stdout) as { token: string }).token;
+  core = await startCoreWorld({
+    name: 'edge_e2e',
+    ses: [{ id: 'se-edge-e2e', location: 'dc1' }],
+    seToken: SE_TOKEN,
+    env: { POLYVISION_TOPIC_PREFIX: 'edgee2e' },
+    edge: { organizationId: 'org-1', edgeId: 'edge-e2e' },
+  });
+  ({ schema, ingest, token } = core);
+  se = core.ses['se-edge-e2e'] as ServiceProcess;
   await waitFor(async () => (await fetch(`${ingest.url}/health/ready`)).ok, {
     timeoutMs: 20_000,
     message: 'ingest ready',
@@ -96,10 +42,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await ingest?.stop();
-  await se?.stop();
-  await redis?.close();
-  await schema?.close();
+  await core?.close();
   await clip?.remove();
   if (work) await rm(work, { recursive: true, force: true });
 });

@@ -8,6 +8,7 @@
  *   (started by the global setup, global-setup.ts).
  * - `createTestRedis()`, `createTestSchema()`, `createTestDatabase()`, `createTestKafka()`:
  *   isolated, cleaned-up handles on those services; call `close()` in afterAll.
+ * - `closeAll(steps)`: runs every closing step even after one failed (a test world's `close()`).
  * - `deleteKafkaPrefix(prefix)`: removes the topics and groups services made under a topic prefix.
  * - `spawnTracked()`, `stopTracked()`: child processes that the leak check
  *   (leak-check.ts, a setup file) kills and reports when a test file leaves them running.
@@ -18,6 +19,7 @@
  *   missing file and its source. Every test that reads `../shared` uses it:
  *   `const model = sharedAsset('models/yolox_nano.onnx'); describe.skipIf(!model)(…)`.
  */
+export { closeAll } from './close-all.ts';
 export { createTestKafka, deleteKafkaPrefix, type TestKafka } from './kafka.ts';
 export { type OpenSocket, openSocketsTo, servicePorts } from './open-sockets.ts';
 export { createTestDatabase, createTestSchema, type TestDatabase, type TestSchema } from './postgres.ts';

@@ -1,67 +1,39 @@
 import { randomBytes } from 'node:crypto';
 import { jobSubmitSchema, silentLogger } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestRedis,
-  createTestSchema,
-  serviceUrl,
-  type TestRedis,
-  type TestSchema,
-  uniqueName,
-  waitFor,
-} from '../../../test/support/index.ts';
+import { serviceUrl, uniqueName, waitFor } from '../../../test/support/index.ts';
 import { type BusRecord, createMessageBus, type MessageBus, partitionForKey } from '../../src/bus/index.ts';
 import { createEdgeToken, type RunningIngest } from '../../src/ingest/index.ts';
 import { OutboxRelay } from '../../src/orchestrator/outbox/outbox-relay.ts';
-import {
-  ingestEnv,
-  metadataFor,
-  type SeProcess,
-  sha256Hex,
-  startIngestInProcess,
-  startSe,
-  storageElementsJson,
-  TusClient,
-  testBytes,
-} from './support/harness.ts';
+import { metadataFor, sha256Hex, TusClient, testBytes } from './support/harness.ts';
+import { type IngestWorld, startIngestWorld } from './support/world.ts';
 
 /**
  * The panorama's `job.submit` leaves through the orchestrator's outbox relay
  * to real Kafka with the match key, on the partition Kafka's partitioner
  * gives that key.
  */
-let schema: TestSchema;
-let redis: TestRedis;
-let se: SeProcess;
+let world: IngestWorld;
 let ingest: RunningIngest;
 let bus: MessageBus;
 const prefix = `it${randomBytes(4).toString('hex')}`;
 const topic = `${prefix}.jobs.commands`;
 
 beforeAll(async () => {
-  schema = await createTestSchema('ingest_kafka');
-  redis = await createTestRedis('ingest-kafka');
-  se = await startSe({ STORAGE_ELEMENT_ID: 'se-k', STORAGE_DATACENTER_LOCATION: 'dc1' });
-  ingest = await startIngestInProcess(
-    ingestEnv({
-      DATABASE_SCHEMA: schema.schema,
-      REDIS_KEY_PREFIX: redis.prefix,
-      POLYVISION_TOPIC_PREFIX: prefix,
-      STORAGE_ELEMENTS: storageElementsJson([{ se, id: 'se-k', location: 'dc1' }]),
-    }),
-  );
+  world = await startIngestWorld({
+    name: 'ingest_kafka',
+    ses: [{ id: 'se-k', location: 'dc1' }],
+    env: { POLYVISION_TOPIC_PREFIX: prefix },
+  });
+  ingest = world.ingest;
   bus = createMessageBus(serviceUrl('KAFKA_BROKERS'), uniqueName('ingest-test'));
   await bus.ensureTopics([{ topic, partitions: 12 }]);
-  await waitFor(async () => (await ingest.monitor.status()).writable_storage_elements === 1, { timeoutMs: 10_000 });
 });
 
 afterAll(async () => {
-  await ingest?.close();
-  await se?.stop();
+  await world?.close();
   await bus?.deleteTopics([topic]).catch(() => undefined);
   await bus?.close();
-  await redis?.close();
-  await schema?.close();
 });
 
 describe('job.submit on Kafka', () => {

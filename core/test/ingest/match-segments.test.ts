@@ -1,24 +1,8 @@
 import { jobSubmitSchema, matchEndSchema, matchJobId, matchSegmentSchema } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestRedis,
-  createTestSchema,
-  type TestRedis,
-  type TestSchema,
-  waitFor,
-} from '../../../test/support/index.ts';
 import { createEdgeToken, type RunningIngest } from '../../src/ingest/index.ts';
-import {
-  ingestEnv,
-  metadataFor,
-  type SeProcess,
-  sha256Hex,
-  startIngestInProcess,
-  startSe,
-  storageElementsJson,
-  TusClient,
-  testBytes,
-} from './support/harness.ts';
+import { metadataFor, sha256Hex, TusClient, testBytes } from './support/harness.ts';
+import { type IngestWorld, startIngestWorld } from './support/world.ts';
 
 /**
  * Ingest turns the edge's files of a match into the commands of its one job
@@ -27,31 +11,20 @@ import {
  * `match.segment` with its slot, the end marker is `match.end`, any other
  * panorama stays a whole-file `job.submit`.
  */
-let schema: TestSchema;
-let redis: TestRedis;
-let se: SeProcess;
+let world: IngestWorld;
 let ingest: RunningIngest;
 
 beforeAll(async () => {
-  schema = await createTestSchema('ingest_match');
-  redis = await createTestRedis('ingest-match');
-  se = await startSe({ STORAGE_ELEMENT_ID: 'se-m', STORAGE_DATACENTER_LOCATION: 'dc1' });
-  ingest = await startIngestInProcess(
-    ingestEnv({
-      DATABASE_SCHEMA: schema.schema,
-      REDIS_KEY_PREFIX: redis.prefix,
-      STORAGE_ELEMENTS: storageElementsJson([{ se, id: 'se-m', location: 'dc1' }]),
-      INGEST_SEGMENT_DURATION_S: '6',
-    }),
-  );
-  await waitFor(async () => (await ingest.monitor.status()).writable_storage_elements === 1, { timeoutMs: 10_000 });
+  world = await startIngestWorld({
+    name: 'ingest_match',
+    ses: [{ id: 'se-m', location: 'dc1' }],
+    env: { INGEST_SEGMENT_DURATION_S: '6' },
+  });
+  ingest = world.ingest;
 });
 
 afterAll(async () => {
-  await ingest?.close();
-  await se?.stop();
-  await redis?.close();
-  await schema?.close();
+  await world?.close();
 });
 
 async function upload(tus: TusClient, seed: number, over: Record<string, string>): Promise<Buffer> {

@@ -5,28 +5,14 @@
  * and PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestRedis,
-  createTestSchema,
-  type TestRedis,
-  type TestSchema,
-  waitFor,
-} from '../../../test/support/index.ts';
+import { type TestSchema, waitFor } from '../../../test/support/index.ts';
 import { createEdgeToken, parseOrganizationQuotas, type RunningIngest } from '../../src/ingest/index.ts';
-import {
-  ingestEnv,
-  metadataFor,
-  type SeProcess,
-  startIngestInProcess,
-  startSe,
-  storageElementsJson,
-  TusClient,
-  testBytes,
-} from './support/harness.ts';
+import { metadataFor, type SeProcess, TusClient, testBytes } from './support/harness.ts';
+import { type IngestWorld, startIngestWorld } from './support/world.ts';
 
 const TTL_MS = 2_000;
+let world: IngestWorld;
 let schema: TestSchema;
-let redis: TestRedis;
 let se: SeProcess;
 let ingest: RunningIngest;
 let acme: TusClient;
@@ -34,30 +20,24 @@ let other: TusClient;
 let big: TusClient;
 
 beforeAll(async () => {
-  schema = await createTestSchema('ingest_quota');
-  redis = await createTestRedis('ingest-quota');
-  se = await startSe({ STORAGE_ELEMENT_ID: 'se-q' });
-  ingest = await startIngestInProcess(
-    ingestEnv({
-      DATABASE_SCHEMA: schema.schema,
-      REDIS_KEY_PREFIX: redis.prefix,
-      STORAGE_ELEMENTS: storageElementsJson([{ se, id: 'se-q', location: 'dc1' }]),
+  world = await startIngestWorld({
+    name: 'ingest_quota',
+    ses: [{ id: 'se-q', location: 'dc1' }],
+    env: {
       INGEST_ORG_QUOTA_BYTES: '1000',
       INGEST_ORG_QUOTAS: JSON.stringify({ big: 1_000_000 }),
       INGEST_RESERVATION_TTL_MS: String(TTL_MS),
-    }),
-  );
-  await waitFor(async () => (await ingest.monitor.status()).writable_storage_elements === 1, { timeoutMs: 10_000 });
+    },
+  });
+  ({ schema, ingest } = world);
+  se = world.ses['se-q'] as SeProcess;
   acme = new TusClient(ingest.url, (await createEdgeToken(ingest.db, 'acme')).token);
   other = new TusClient(ingest.url, (await createEdgeToken(ingest.db, 'other')).token);
   big = new TusClient(ingest.url, (await createEdgeToken(ingest.db, 'big')).token);
 });
 
 afterAll(async () => {
-  await ingest?.close();
-  await se?.stop();
-  await redis?.close();
-  await schema?.close();
+  await world?.close();
 });
 
 async function reservationOf(uploadPath: string): Promise<{ reservation_id: string; expires_at: string } | null> {

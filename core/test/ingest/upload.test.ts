@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestRedis,
-  createTestSchema,
-  serviceUrl,
-  type TestRedis,
-  type TestSchema,
-  waitFor,
-} from '../../../test/support/index.ts';
+import { serviceUrl, type TestRedis, type TestSchema, waitFor } from '../../../test/support/index.ts';
 import { createEdgeToken, type RunningIngest, revokeEdgeToken } from '../../src/ingest/index.ts';
 import {
   ingestEnv,
@@ -15,12 +8,13 @@ import {
   type SeProcess,
   sha256Hex,
   startIngestInProcess,
-  startSe,
   storageElementsJson,
   TusClient,
   testBytes,
 } from './support/harness.ts';
+import { type IngestWorld, startIngestWorld } from './support/world.ts';
 
+let world: IngestWorld;
 let schema: TestSchema;
 let redis: TestRedis;
 let se1: SeProcess;
@@ -35,42 +29,23 @@ async function seReserved(se: SeProcess): Promise<number> {
 }
 
 beforeAll(async () => {
-  schema = await createTestSchema('ingest_upload');
-  redis = await createTestRedis('ingest-upload');
-  [se1, se2] = await Promise.all([
-    startSe({
-      STORAGE_ELEMENT_ID: 'se-a',
-      STORAGE_DATACENTER_LOCATION: 'dc1',
-      STORAGE_CAPACITY_LIMIT_BYTES: String(64 * 2 ** 20),
-    }),
-    startSe({
-      STORAGE_ELEMENT_ID: 'se-b',
-      STORAGE_DATACENTER_LOCATION: 'dc2',
-      STORAGE_CAPACITY_LIMIT_BYTES: String(64 * 2 ** 20),
-    }),
-  ]);
-  ingest = await startIngestInProcess(
-    ingestEnv({
-      DATABASE_SCHEMA: schema.schema,
-      REDIS_KEY_PREFIX: redis.prefix,
-      POLYVISION_TOPIC_PREFIX: 'ingesttest',
-      INGEST_MAX_UPLOAD_BYTES: String(32 * 2 ** 20),
-      STORAGE_ELEMENTS: storageElementsJson([
-        { se: se1 as SeProcess, id: 'se-a', location: 'dc1' },
-        { se: se2 as SeProcess, id: 'se-b', location: 'dc2' },
-      ]),
-    }),
-  );
-  await waitFor(async () => (await ingest.monitor.status()).writable_storage_elements === 2, { timeoutMs: 10_000 });
+  const limit = { STORAGE_CAPACITY_LIMIT_BYTES: String(64 * 2 ** 20) };
+  world = await startIngestWorld({
+    name: 'ingest_upload',
+    ses: [
+      { id: 'se-a', location: 'dc1', env: limit },
+      { id: 'se-b', location: 'dc2', env: limit },
+    ],
+    env: { POLYVISION_TOPIC_PREFIX: 'ingesttest', INGEST_MAX_UPLOAD_BYTES: String(32 * 2 ** 20) },
+  });
+  ({ schema, redis, ingest } = world);
+  [se1, se2] = [world.ses['se-a'] as SeProcess, world.ses['se-b'] as SeProcess];
   token = (await createEdgeToken(ingest.db, 'acme', 'edge-1')).token;
   tus = new TusClient(ingest.url, token);
 });
 
 afterAll(async () => {
-  await ingest?.close();
-  await Promise.all([se1?.stop(), se2?.stop()]);
-  await redis?.close();
-  await schema?.close();
+  await world?.close();
 });
 
 describe('tus uploads through ingest to storage elements', () => {

@@ -5,53 +5,25 @@
  * asked, 1 datacenter). A factor of 1 asked for is not degraded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestRedis,
-  createTestSchema,
-  type TestRedis,
-  type TestSchema,
-  waitFor,
-} from '../../../test/support/index.ts';
 import { createEdgeToken, type RunningIngest } from '../../src/ingest/index.ts';
 import { requiredCopies } from '../../src/replication/index.ts';
-import {
-  ingestEnv,
-  METRICS_AUTH,
-  metadataFor,
-  type SeProcess,
-  sha256Hex,
-  startIngestInProcess,
-  startSe,
-  storageElementsJson,
-  TusClient,
-  testBytes,
-} from '../ingest/support/harness.ts';
+import { METRICS_AUTH, metadataFor, sha256Hex, TusClient, testBytes } from '../ingest/support/harness.ts';
+import { type IngestWorld, startIngestWorld } from '../ingest/support/world.ts';
 
-let schema: TestSchema;
-let redis: TestRedis;
-let se: SeProcess;
+let world: IngestWorld;
 let ingest: RunningIngest;
 
 beforeAll(async () => {
-  schema = await createTestSchema('replication_one_se');
-  redis = await createTestRedis('replication-one-se');
-  se = await startSe({ STORAGE_ELEMENT_ID: 'se-only', STORAGE_DATACENTER_LOCATION: 'dc1' });
-  ingest = await startIngestInProcess(
-    ingestEnv({
-      DATABASE_SCHEMA: schema.schema,
-      REDIS_KEY_PREFIX: redis.prefix,
-      POLYVISION_TOPIC_PREFIX: 'replicationone',
-      STORAGE_ELEMENTS: storageElementsJson([{ se, id: 'se-only', location: 'dc1' }]),
-    }),
-  );
-  await waitFor(async () => (await ingest.monitor.status()).writable_storage_elements === 1, { timeoutMs: 15_000 });
+  world = await startIngestWorld({
+    name: 'replication_one_se',
+    ses: [{ id: 'se-only', location: 'dc1' }],
+    env: { POLYVISION_TOPIC_PREFIX: 'replicationone' },
+  });
+  ingest = world.ingest;
 });
 
 afterAll(async () => {
-  await ingest?.close();
-  await se?.stop();
-  await redis?.close();
-  await schema?.close();
+  await world?.close();
 });
 
 describe('a one-SE fleet', () => {
@@ -63,7 +35,7 @@ describe('a one-SE fleet', () => {
     expect(last.status).toBe(204);
     expect(last.headers.get('polyvision-copies')).toBe('1/1');
     expect(last.headers.get('x-content-sha256')).toBe(sha256Hex(bytes));
-    const { rows } = await schema.pool.query(`SELECT storage_id, state FROM file_copies`);
+    const { rows } = await world.schema.pool.query(`SELECT storage_id, state FROM file_copies`);
     expect(rows).toEqual([{ storage_id: 'se-only', state: 'verified' }]);
 
     const open = await fetch(`${ingest.url}/health/ready`);

@@ -10,34 +10,25 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestRedis,
-  createTestSchema,
-  type TestRedis,
-  type TestSchema,
-  waitFor,
-} from '../../../test/support/index.ts';
+import { type TestSchema, waitFor } from '../../../test/support/index.ts';
 import { compileCapacityMonitorSettings, type StorageElementConfig } from '../../src/capacity/index.ts';
 import { createEdgeToken, type RunningIngest } from '../../src/ingest/index.ts';
 import { StorageElementClient } from '../../src/ingest/se-client.ts';
 import { StorageElementArtifactIo, workerCapacityView } from '../../src/workers/artifacts/index.ts';
 import {
-  ingestEnv,
   METRICS_AUTH,
   metadataFor,
   SE_TOKEN,
   type SeProcess,
   sha256Hex,
-  startIngestInProcess,
-  startSe,
-  storageElementsJson,
   TusClient,
   testBytes,
 } from '../ingest/support/harness.ts';
+import { type IngestWorld, startIngestWorld } from '../ingest/support/world.ts';
 
+let world: IngestWorld;
 let schema: TestSchema;
-let redis: TestRedis;
-const ses: Record<string, SeProcess> = {};
+let ses: Record<string, SeProcess>;
 const LOCATIONS: Record<string, string> = { 'se-a': 'dc1', 'se-b': 'dc2', 'se-c': 'dc2' };
 let ingest: RunningIngest;
 let tus: TusClient;
@@ -73,40 +64,24 @@ async function upload(bytes: Buffer, matchId: string): Promise<{ last: Response;
 }
 
 beforeAll(async () => {
-  schema = await createTestSchema('replication');
-  redis = await createTestRedis('replication');
   work = await mkdtemp(join(tmpdir(), 'pv-replication-'));
-  const started = await Promise.all(
-    Object.entries(LOCATIONS).map(([id, location]) =>
-      startSe({ STORAGE_ELEMENT_ID: id, STORAGE_DATACENTER_LOCATION: location, STORAGE_MODE: 'edit' }),
-    ),
-  );
-  Object.keys(LOCATIONS).forEach((id, i) => {
-    ses[id] = started[i] as SeProcess;
-  });
-  ingest = await startIngestInProcess(
-    ingestEnv({
-      DATABASE_SCHEMA: schema.schema,
-      REDIS_KEY_PREFIX: redis.prefix,
+  world = await startIngestWorld({
+    name: 'replication',
+    ses: Object.entries(LOCATIONS).map(([id, location]) => ({ id, location, env: { STORAGE_MODE: 'edit' } })),
+    env: {
       POLYVISION_TOPIC_PREFIX: 'replicationtest',
-      STORAGE_ELEMENTS: storageElementsJson(
-        Object.entries(LOCATIONS).map(([id, location]) => ({ se: ses[id] as SeProcess, id, location })),
-      ),
       REPLICATION_SCAN_INTERVAL_MS: '300',
       REPLICATION_SE_LOST_AFTER_MS: '1000',
       REPLICATION_AUDIT_INTERVAL_MS: '500',
       REPLICATION_LEADER_LEASE_MS: '2000',
-    }),
-  );
-  await waitFor(async () => (await ingest.monitor.status()).writable_storage_elements === 3, { timeoutMs: 15_000 });
+    },
+  });
+  ({ schema, ses, ingest } = world);
   tus = new TusClient(ingest.url, (await createEdgeToken(ingest.db, 'acme', 'edge-1')).token);
 }, 60_000);
 
 afterAll(async () => {
-  await ingest?.close();
-  await Promise.all(Object.values(ses).map((s) => s.stop()));
-  await redis?.close();
-  await schema?.close();
+  await world?.close();
   await rm(work, { recursive: true, force: true });
 });
 
