@@ -3,16 +3,17 @@
  * rectangle that the cameras see, so the panorama (and the virtual camera and
  * report cut from it) shows no black bands or wedges where no camera looks.
  *
- * The panorama plane is sampled on a grid of `cellPx` cells; a cell counts as
- * seen when its four corners and its centre are seen by at least one camera
- * (coverage borders are smooth lens/homography curves, so this is conservative
- * up to a sliver). Every maximal all-seen rectangle of cells is a candidate
- * (one per row and limiting column, the histogram-and-stack method for the
- * largest rectangle in a binary matrix); the largest candidate that keeps at
- * least `minPitchKept` of the pitch-line pixels wins. When none keeps the
- * pitch, the pitch wins: the crop is the pitch lines' box and its unseen
- * pixels stay filled (`filled` true, with the unseen fraction measured).
- * Corners and sizes are even (4:2:0 chroma).
+ * The panorama is sampled every `cellPx / 2` pixels; a cell of `cellPx` is
+ * fully seen when all 9 samples on and inside its border are seen by at least
+ * one camera, and its unseen share is that of its 4 own samples. For every
+ * pair of top and bottom cell rows, the widest column range whose unseen
+ * cells stay within the allowance is found by prefix sums and a binary search
+ * over suffix minima (O(rows² · cols · log cols)); the largest range that
+ * keeps at least `minPitchKept` of the pitch-line pixels wins. First strictly
+ * (every cell fully seen); if no such rectangle keeps the pitch, with
+ * `maxUnseenFraction` of unseen pixels allowed; if still none, the pitch wins:
+ * the pitch lines' box, with its unseen pixels filled (`filled` true, the
+ * fraction measured). Corners and sizes are even (4:2:0 chroma).
  */
 
 /** A rectangle of panorama pixels (even corner and size). */
@@ -26,7 +27,7 @@ export interface CropRect {
 /** What {@link chooseCoveredCrop} chose and measured. */
 export interface PanoramaCrop {
   rect: CropRect;
-  /** Fraction (0–1) of the rectangle's pixels no camera sees (sampled every `cellPx / 4` px). */
+  /** Fraction (0–1) of the rectangle's pixels no camera sees (sampled every `cellPx / 2` px). */
   unseenFraction: number;
   /** The same fraction over the whole uncropped panorama. */
   unseenFractionBefore: number;
@@ -34,6 +35,8 @@ export interface PanoramaCrop {
   pitchKeptFraction: number;
   /** True when no fully seen rectangle keeps the pitch, so the rectangle holds unseen (filled) pixels. */
   filled: boolean;
+  /** How it was chosen: every cell seen, within the unseen allowance, or the pitch lines' box. */
+  method: 'seen' | 'tolerance' | 'pitch_box';
 }
 
 /** Input of {@link chooseCoveredCrop}. */
@@ -49,10 +52,12 @@ export interface CropInput {
 
 /** Options of {@link chooseCoveredCrop}. */
 export interface CropOptions {
-  /** Grid cell size, panorama pixels (even). @defaultValue the even number nearest width / 480, at least 2 */
+  /** Grid cell size, panorama pixels (even). @defaultValue the even number nearest width / 960, at least 2 */
   cellPx?: number;
   /** Smallest share of the pitch-line pixels the rectangle must keep. @defaultValue 0.995 */
   minPitchKept?: number;
+  /** Unseen share of the rectangle allowed when no fully seen one keeps the pitch. @defaultValue 0.002 */
+  maxUnseenFraction?: number;
 }
 
 function even(v: number): number {
@@ -67,23 +72,35 @@ function even(v: number): number {
  */
 export function chooseCoveredCrop(input: CropInput, options: CropOptions = {}): PanoramaCrop {
   const { widthPx: W, heightPx: H, seen } = input;
-  const cell = Math.max(2, even(options.cellPx ?? Math.round(W / 480)));
+  const cell = Math.max(2, even(options.cellPx ?? Math.round(W / 960)));
   const minPitchKept = options.minPitchKept ?? 0.995;
   const cols = Math.ceil(W / cell);
   const rows = Math.ceil(H / cell);
-  // Seen-ness at the lattice corners (clamped to the panorama's last pixel) and at cell centres.
-  const lx = (c: number) => Math.min(W - 1, c * cell);
-  const ly = (r: number) => Math.min(H - 1, r * cell);
-  const corner = new Uint8Array((cols + 1) * (rows + 1));
-  for (let r = 0; r <= rows; r++) {
-    for (let c = 0; c <= cols; c++) corner[r * (cols + 1) + c] = seen(lx(c), ly(r)) ? 1 : 0;
+  // Seen-ness on a lattice every cell / 2 px (clamped to the panorama's last pixel).
+  const sub = 2;
+  const lcols = cols * sub + 1;
+  const lrows = rows * sub + 1;
+  const lattice = new Uint8Array(lcols * lrows);
+  for (let r = 0; r < lrows; r++) {
+    const y = Math.min(H - 1, (r * cell) / sub);
+    for (let c = 0; c < lcols; c++) lattice[r * lcols + c] = seen(Math.min(W - 1, (c * cell) / sub), y) ? 1 : 0;
   }
-  const ok = new Uint8Array(cols * rows);
+  // Per cell: 1 when not fully seen (strict cost), and its unseen share (tolerant cost).
+  const notFull = new Float64Array(cols * rows);
+  const unseenShare = new Float64Array(cols * rows);
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
-      const i = r * (cols + 1) + c;
-      const corners = corner[i] && corner[i + 1] && corner[i + cols + 1] && corner[i + cols + 2];
-      ok[r * cols + c] = corners && seen((lx(c) + lx(c + 1)) / 2, (ly(r) + ly(r + 1)) / 2) ? 1 : 0;
+      let all = 0;
+      let own = 0;
+      for (let j = 0; j <= sub; j++) {
+        for (let i = 0; i <= sub; i++) {
+          if (lattice[(r * sub + j) * lcols + c * sub + i]) continue;
+          all++;
+          if (i < sub && j < sub) own++;
+        }
+      }
+      notFull[r * cols + c] = all > 0 ? 1 : 0;
+      unseenShare[r * cols + c] = own / (sub * sub);
     }
   }
 
@@ -122,30 +139,54 @@ export function chooseCoveredCrop(input: CropInput, options: CropOptions = {}): 
     (prefix[r0 * (cols + 1) + c0] as number);
   const needPitch = minPitchKept * pitchTotal - 1e-9;
 
-  // Maximal all-seen rectangles: per bottom row, a histogram of seen run heights and a stack.
-  let best: { c0: number; r0: number; c1: number; r1: number; area: number } | null = null;
-  const heights = new Int32Array(cols);
-  const stack: number[] = [];
-  const consider = (c0: number, c1: number, r1: number, h: number) => {
-    if (h <= 0 || c1 <= c0) return;
-    const area = (Math.min(W, c1 * cell) - c0 * cell) * (Math.min(H, r1 * cell) - (r1 - h) * cell);
-    if (best && area <= best.area) return;
-    if (pitchIn(c0, r1 - h, c1, r1) < needPitch) return;
-    best = { c0, r0: r1 - h, c1, r1, area };
-  };
-  for (let r = 0; r < rows; r++) {
-    for (let c = 0; c < cols; c++) heights[c] = ok[r * cols + c] ? (heights[c] as number) + 1 : 0;
-    stack.length = 0;
-    for (let c = 0; c <= cols; c++) {
-      const h = c < cols ? (heights[c] as number) : 0;
-      while (stack.length > 0 && (heights[stack[stack.length - 1] as number] as number) >= h) {
-        const top = stack.pop() as number;
-        const left = stack.length > 0 ? (stack[stack.length - 1] as number) + 1 : 0;
-        consider(left, c, r + 1, heights[top] as number);
+  /**
+   * The largest rectangle of cells whose summed cost is at most `tolerance` × its cell count and that keeps
+   * the pitch; null when none does.
+   */
+  const search = (cost: Float64Array, tolerance: number) => {
+    // Per column, cost prefix sums down the rows.
+    const colPrefix = new Float64Array((rows + 1) * cols);
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) {
+        colPrefix[(r + 1) * cols + c] = (colPrefix[r * cols + c] as number) + (cost[r * cols + c] as number);
       }
-      stack.push(c);
     }
-  }
+    let found: { c0: number; r0: number; c1: number; r1: number; area: number } | null = null;
+    const S = new Float64Array(cols + 1);
+    const suffixMin = new Float64Array(cols + 1);
+    for (let r0 = 0; r0 < rows; r0++) {
+      // Tallest first, so the area bound below prunes the rest early.
+      for (let r1 = rows; r1 > r0; r1--) {
+        const h = r1 - r0;
+        if (found && cols * h <= found.area) break;
+        if (pitchIn(0, r0, cols, r1) < needPitch) continue;
+        for (let c = 0; c < cols; c++) {
+          const v = (colPrefix[r1 * cols + c] as number) - (colPrefix[r0 * cols + c] as number) - tolerance * h;
+          S[c + 1] = (S[c] as number) + v;
+        }
+        suffixMin[cols] = S[cols] as number;
+        for (let c = cols - 1; c >= 0; c--) suffixMin[c] = Math.min(S[c] as number, suffixMin[c + 1] as number);
+        for (let c0 = 0; c0 < cols; c0++) {
+          if (found && (cols - c0) * h <= found.area) break;
+          // Largest c1 > c0 with S[c1] ≤ S[c0]: suffixMin is non-decreasing, so binary search it.
+          const target = (S[c0] as number) + 1e-9;
+          if (!((suffixMin[c0 + 1] as number) <= target)) continue;
+          let lo = c0 + 1;
+          let hi = cols;
+          while (lo < hi) {
+            const mid = (lo + hi + 1) >> 1;
+            if ((suffixMin[mid] as number) <= target) lo = mid;
+            else hi = mid - 1;
+          }
+          const area = (lo - c0) * h;
+          if (found && area <= found.area) continue;
+          if (pitchIn(c0, r0, lo, r1) < needPitch) continue;
+          found = { c0, r0, c1: lo, r1, area };
+        }
+      }
+    }
+    return found;
+  };
 
   const toRect = (x0: number, y0: number, x1: number, y1: number): CropRect => {
     const x = Math.max(0, even(Math.ceil(x0)));
@@ -155,13 +196,17 @@ export function chooseCoveredCrop(input: CropInput, options: CropOptions = {}): 
     return { x, y, width, height };
   };
   let rect: CropRect;
-  let filled = false;
-  const chosen = best as { c0: number; r0: number; c1: number; r1: number } | null;
+  let method: PanoramaCrop['method'] = 'seen';
+  let chosen = search(notFull, 0);
+  if (!chosen) {
+    method = 'tolerance';
+    chosen = search(unseenShare, options.maxUnseenFraction ?? 0.002);
+  }
   if (chosen) {
     rect = toRect(chosen.c0 * cell, chosen.r0 * cell, chosen.c1 * cell, chosen.r1 * cell);
   } else {
-    // No seen rectangle keeps the pitch: the pitch lines' box (trimmed by the allowance), unseen corners filled.
-    filled = true;
+    // No rectangle within the allowance keeps the pitch: the pitch lines' box (trimmed by the allowance), unseen corners filled.
+    method = 'pitch_box';
     const xs = [...xsPitch].sort((a, b) => a - b);
     const ys = [...ysPitch].sort((a, b) => a - b);
     const trim = Math.floor(((1 - minPitchKept) / 4) * pitchTotal);
@@ -178,7 +223,7 @@ export function chooseCoveredCrop(input: CropInput, options: CropOptions = {}): 
   }
 
   const unseenIn = (r: CropRect) => {
-    const stride = Math.max(1, cell / 4);
+    const stride = Math.max(1, cell / 2);
     let total = 0;
     let unseen = 0;
     for (let y = r.y; y < r.y + r.height; y += stride) {
@@ -201,6 +246,7 @@ export function chooseCoveredCrop(input: CropInput, options: CropOptions = {}): 
     unseenFraction,
     unseenFractionBefore: unseenIn({ x: 0, y: 0, width: W, height: H }),
     pitchKeptFraction: pitchTotal === 0 ? 1 : kept / pitchTotal,
-    filled: filled && unseenFraction > 0,
+    filled: method !== 'seen' && unseenFraction > 0,
+    method,
   };
 }

@@ -409,11 +409,12 @@ export async function selfCalibrate(
         const [du, dv] = distortDivision((lenses[cam] as (typeof lenses)[0]).lens, u, v);
         return du >= 0 && du <= width - 1 && dv >= 0 && dv <= height - 1;
       });
-    const pitchPoints = new Float64Array(2 * pitchMid.length);
-    pitchMid.forEach((p, k) => {
-      pitchPoints[2 * k] = s * (p.x - box.x0);
-      pitchPoints[2 * k + 1] = s * (p.y - box.y0);
-    });
+    // The pitch: its line pixels inside their robust box (the same 0.2 % outliers per side the box ignores).
+    const pitchPoints: number[] = [];
+    for (const p of pitchMid) {
+      if (p.x < bx0 || p.x > bx1 || p.y < by0 || p.y > by1) continue;
+      pitchPoints.push(s * (p.x - box.x0), s * (p.y - box.y0));
+    }
     const chosen = chooseCoveredCrop({ widthPx: panoW, heightPx: panoH, seen: seenAt, pitchPoints });
     crop = { ...chosen, before: { widthPx: panoW, heightPx: panoH } };
     const { x, y, width: cropW, height: cropH } = chosen.rect;
