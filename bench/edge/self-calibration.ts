@@ -13,7 +13,8 @@
  * over camera B's pixels that camera A sees).
  *
  * Usage: node bench/edge/self-calibration.ts [--skip-stitch] [--skip-real (keep the real pair's figures of the last run)]
- * Writes bench/results/edge-self-calibration.json.
+ *   [--out FILE]
+ * Writes bench/results/edge-self-calibration.json (or FILE) and docs/stitch-tsukuba.png.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -23,7 +24,10 @@ import { parseArgs } from 'node:util';
 import { createStitcher, distortDivision, selfCalibrate, undistortDivision } from '../../edge/src/index.ts';
 import { generateMatch, mat3FromRows, mat3Invert, resolveFfmpegPath, spawnChild } from '../../shared/src/index.ts';
 
-const { values } = parseArgs({ options: { 'skip-stitch': { type: 'boolean' }, 'skip-real': { type: 'boolean' } } });
+const { values } = parseArgs({
+  options: { 'skip-stitch': { type: 'boolean' }, 'skip-real': { type: 'boolean' }, out: { type: 'string' } },
+});
+const outPath = values.out ?? 'bench/results/edge-self-calibration.json';
 const ffmpeg = resolveFfmpegPath();
 const left = '../shared/footage/tsukuba-left.mp4';
 const right = '../shared/footage/tsukuba-right.mp4';
@@ -50,9 +54,7 @@ function apply(h: number[], x: number, y: number): [number, number] {
 try {
   if (values['skip-real']) {
     // Keep the real pair's figures of an earlier run.
-    const previous = JSON.parse(
-      await (await import('node:fs/promises')).readFile('bench/results/edge-self-calibration.json', 'utf8'),
-    );
+    const previous = JSON.parse(await (await import('node:fs/promises')).readFile(outPath, 'utf8'));
     result.real = previous.real;
     result.real_date = previous.date;
   } else if (existsSync(left) && existsSync(right)) {
@@ -63,6 +65,15 @@ try {
     const real: Record<string, unknown> = {
       calibration_s: calibrationS,
       panorama: `${cal.venue.panorama.width_px}x${cal.venue.panorama.height_px}`,
+      // The crop to what the cameras see: size, unseen-pixel fraction and pitch-line pixels kept, before → after.
+      crop: cal.crop && {
+        panorama_before: `${cal.crop.before.widthPx}x${cal.crop.before.heightPx}`,
+        rect_px: cal.crop.rect,
+        unseen_fraction_before: cal.crop.unseenFractionBefore,
+        unseen_fraction_after: cal.crop.unseenFraction,
+        pitch_line_pixels_kept: cal.crop.pitchKeptFraction,
+        filled: cal.crop.filled,
+      },
       quality: q,
       lenses: cal.lenses,
       distortion: cal.venue.cameras.map((c) => ({ id: c.id, ...c.distortion, division: c.division_model })),
@@ -73,6 +84,7 @@ try {
       const prepStart = performance.now();
       const stitcher = await createStitcher(cal.venue, { workDir: join(work, 'maps'), encoder: 'libx264' });
       real.maps_s = (performance.now() - prepStart) / 1000;
+      real.maps_coverage = stitcher.coverage;
       const s0 = performance.now();
       await stitcher.stitch(
         [
@@ -179,7 +191,7 @@ try {
     },
   };
   process.stderr.write(`${JSON.stringify(result.synthetic, null, 1)}\n`);
-  await writeFile('bench/results/edge-self-calibration.json', `${JSON.stringify(result, null, 2)}\n`);
+  await writeFile(outPath, `${JSON.stringify(result, null, 2)}\n`);
 } finally {
   await rm(work, { recursive: true, force: true });
 }

@@ -160,6 +160,11 @@ export const calibrationQualitySchema = z.object({
   /** Panorama pixels per source pixel (linear) over the pitch lines: the smallest and the median. */
   pixel_density: z.object({ min: finite.min(0), median: finite.min(0) }).optional(),
   calibration_ms: finite.min(0).optional(),
+  /**
+   * Fraction (0–1) of the panorama's pixels that no camera sees (painted with the fill colour). A
+   * self-calibrated panorama is cropped to what the cameras see, so this is 0 unless keeping the pitch forced it.
+   */
+  unseen_fraction: finite.min(0).max(1).optional(),
 });
 export type CalibrationQuality = z.infer<typeof calibrationQualitySchema>;
 

@@ -60,6 +60,7 @@ export async function runCalibrate(argv: string[]): Promise<number> {
       ...(values['venue-id'] ? { venueId: values['venue-id'] } : {}),
       ...(maxWidth ? { maxPanoramaWidthPx: maxWidth } : {}),
       onStep: values.json ? undefined : (step) => process.stderr.write(`calibrate: ${step}…\n`),
+      onWarning: (line) => process.stderr.write(`calibrate: warning: ${line}\n`),
     });
     const tmp = `${values.out}.partial`;
     await writeFile(tmp, `${JSON.stringify(result.venue, null, 2)}\n`);
@@ -72,6 +73,11 @@ export async function runCalibrate(argv: string[]): Promise<number> {
       process.stdout.write(
         [
           `wrote ${values.out}: panorama ${p.width_px}×${p.height_px}`,
+          ...(result.crop
+            ? [
+                `  cropped from ${result.crop.before.widthPx}×${result.crop.before.heightPx} to what the cameras see: unseen ${(100 * result.crop.unseenFractionBefore).toFixed(1)} % → ${(100 * result.crop.unseenFraction).toFixed(2)} %, pitch lines kept ${(100 * result.crop.pitchKeptFraction).toFixed(1)} %`,
+              ]
+            : []),
           `  reprojection error ${q?.reprojection_error_px?.toFixed(2)} px (${q?.inliers} of ${q?.matches} matches)`,
           `  seam error mean ${q?.seam_error_mean_px?.toFixed(2)} px, p95 ${q?.seam_error_p95_px?.toFixed(2)} px`,
           `  overlap ${((q?.overlap_fraction ?? 0) * 100).toFixed(1)} % of the panorama`,

@@ -7,6 +7,7 @@ export * from './background-frame.ts';
 export * from './features.ts';
 export * from './lens-distortion.ts';
 export * from './line-straightness.ts';
+export * from './panorama-crop.ts';
 export * from './panorama-plane.ts';
 export * from './pitch-lines.ts';
 export * from './seam-alignment.ts';

@@ -13,7 +13,8 @@
  *    rotating pair) it holds for every depth; otherwise for the pitch plane.
  * 5. Panorama: the plane half way between the cameras (panorama-plane.ts),
  *    scaled so the pitch keeps at least the source pixel density (capped by
- *    `maxPanoramaWidthPx`), cropped to the pitch with a margin.
+ *    `maxPanoramaWidthPx`), cropped to the pitch with a margin, then to the
+ *    largest rectangle the cameras see that keeps the pitch lines (panorama-crop.ts).
  * 6. Time offset: motion energy in the overlap, cross-correlated (time-offset.ts).
  * 7. Colour: per-camera RGB gains that meet in the middle over the overlap.
  *
@@ -36,6 +37,7 @@ import { medianFrame } from './background-frame.ts';
 import { matchFeatures } from './features.ts';
 import { brownFromDivision, type DivisionLens, distortDivision, undistortDivision } from './lens-distortion.ts';
 import { dominantLineDeviation, type LineDeviation } from './line-straightness.ts';
+import { chooseCoveredCrop, type PanoramaCrop } from './panorama-crop.ts';
 import { apply3, homographySqrt, inv3, localScale, mul3 } from './panorama-plane.ts';
 import { estimateLensFromLines, linePixels } from './pitch-lines.ts';
 import { alignSeam, type SeamCamera, warpAt } from './seam-alignment.ts';
@@ -64,9 +66,16 @@ export interface SelfCalibrationOptions {
   minInliers?: number;
   /** Align the seam (optical flow + least-difference seam, seam-alignment.ts). @defaultValue true */
   alignSeam?: boolean;
+  /**
+   * Crop the panorama to the largest rectangle the cameras see that keeps the pitch lines
+   * (panorama-crop.ts): no black bands or wedges. @defaultValue true
+   */
+  cropToCoverage?: boolean;
   signal?: AbortSignal;
   /** Called at the start of each step. */
   onStep?: (step: string) => void;
+  /** Called with a line worth a log's warning (e.g. unseen panorama pixels kept to keep the pitch). */
+  onWarning?: (line: string) => void;
 }
 
 /** The calibration and what was measured on the way. */
@@ -93,6 +102,12 @@ export interface SelfCalibration {
     meanDifference: { before: number; after: number };
     shiftPx: { median: number; max: number };
   } | null;
+  /**
+   * The crop to what the cameras see (null when turned off): the panorama size before, the rectangle kept
+   * (pixels of the uncropped panorama), the unseen-pixel fraction before/after, the share of pitch-line
+   * pixels kept, and whether keeping the pitch forced unseen (filled) pixels into it.
+   */
+  crop: (PanoramaCrop & { before: { widthPx: number; heightPx: number } }) | null;
 }
 
 /**
@@ -376,10 +391,43 @@ export async function selfCalibrate(
   const maxWidth = options.maxPanoramaWidthPx ?? 7680;
   let s = wantDensity / Math.max(1e-6, percentile(scales, 0.05));
   if ((box.x1 - box.x0) * s > maxWidth) s = maxWidth / (box.x1 - box.x0);
-  const panoW = Math.max(2, 2 * Math.round(((box.x1 - box.x0) * s) / 2));
-  const panoH = Math.max(2, 2 * Math.round(((box.y1 - box.y0) * s) / 2));
+  let panoW = Math.max(2, 2 * Math.round(((box.x1 - box.x0) * s) / 2));
+  let panoH = Math.max(2, 2 * Math.round(((box.y1 - box.y0) * s) / 2));
   const place = [s, 0, -s * box.x0, 0, s, -s * box.y0, 0, 0, 1];
-  const imageToPano = toMid.map((m) => normalizeHomography(mul3(place, m)));
+  let imageToPano = toMid.map((m) => normalizeHomography(mul3(place, m)));
+
+  // The output rectangle: what the cameras see, keeping the pitch lines. A translation of every
+  // camera's mapping and a smaller size, so the seam alignment below and the stitcher need no special case.
+  let crop: SelfCalibration['crop'] = null;
+  if (options.cropToCoverage !== false) {
+    step('crop');
+    const inverses = imageToPano.map((m) => inv3(m));
+    const seenAt = (x: number, y: number) =>
+      inverses.some((inverse, cam) => {
+        const [u, v] = apply3(inverse, x, y);
+        if (!Number.isFinite(u)) return false;
+        const [du, dv] = distortDivision((lenses[cam] as (typeof lenses)[0]).lens, u, v);
+        return du >= 0 && du <= width - 1 && dv >= 0 && dv <= height - 1;
+      });
+    // The pitch: its line pixels inside their robust box (the same 0.2 % outliers per side the box ignores).
+    const pitchPoints: number[] = [];
+    for (const p of pitchMid) {
+      if (p.x < bx0 || p.x > bx1 || p.y < by0 || p.y > by1) continue;
+      pitchPoints.push(s * (p.x - box.x0), s * (p.y - box.y0));
+    }
+    const chosen = chooseCoveredCrop({ widthPx: panoW, heightPx: panoH, seen: seenAt, pitchPoints });
+    crop = { ...chosen, before: { widthPx: panoW, heightPx: panoH } };
+    const { x, y, width: cropW, height: cropH } = chosen.rect;
+    const shift = [1, 0, -x, 0, 1, -y, 0, 0, 1];
+    imageToPano = imageToPano.map((m) => normalizeHomography(mul3(shift, m)));
+    panoW = cropW;
+    panoH = cropH;
+    if (chosen.filled) {
+      options.onWarning?.(
+        `panorama ${panoW}×${panoH}: no rectangle the cameras fully see keeps the pitch; kept the pitch, ${(100 * chosen.unseenFraction).toFixed(2)} % of its pixels are unseen (filled)`,
+      );
+    }
+  }
 
   // Seam error: where the two sides of each inlier match land in the panorama.
   const seam: number[] = [];
@@ -547,6 +595,7 @@ export async function selfCalibrate(
         : {}),
       pixel_density: { min: s * percentile(scales, 0.0), median: s * percentile(scales, 0.5) },
       calibration_ms: Math.round(performance.now() - started),
+      ...(crop ? { unseen_fraction: crop.unseenFraction } : {}),
     },
   };
   return {
@@ -571,5 +620,6 @@ export async function selfCalibrate(
       meanDifference: alignment.meanDifference,
       shiftPx: alignment.shiftPx,
     },
+    crop,
   };
 }
