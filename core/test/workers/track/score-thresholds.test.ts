@@ -111,6 +111,20 @@ describe('score thresholds', () => {
     expect(long).toHaveLength(10);
   });
 
+  it("starts a track at the model card's high, not ByteTrack's high + 0.1", () => {
+    // One player scoring 0.68 in every frame: above the card's high (0.641), under high + 0.1.
+    const clip = file(
+      Array.from({ length: 20 }, (_, f) => ({
+        frame: f,
+        tMs: f * 100,
+        detections: [{ class: 'player' as const, score: 0.68, box: box(500 + 2 * f, 500) }],
+      })),
+    );
+    const card = { modelCardThresholds: { high: 0.641, low: 0.481 } };
+    expect(trackClip(clip, card).tracks.tracks).toHaveLength(1);
+    expect(trackClip(clip, { ...card, newTrackThreshold: 0.741 }).tracks.tracks).toHaveLength(0);
+  });
+
   it('drops tracks whose whole life is off the pitch', () => {
     const clip = file(
       Array.from({ length: 20 }, (_, f) => ({
