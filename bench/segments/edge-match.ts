@@ -18,7 +18,7 @@
  * set of tracks (segments merged: count, ids that cross a boundary), the
  * match analytics summary.
  *
- * `node bench/segments/edge-match.ts [--minutes 1] [--analysis-fps N] [--services-port 61100]
+ * `node bench/segments/edge-match.ts [--minutes 1] [--analysis-fps N] [--fanout-in-flight N] [--services-port 61100]
  *   [--services-dir /tmp/edgematch-svc] [--keep-services] [--timeout-min 40]`
  * Writes bench/results/segments-edge-match[-<name>].json (`--name`).
  */
@@ -47,10 +47,17 @@ const { values } = parseArgs({
     'timeout-min': { type: 'string', default: '40' },
     name: { type: 'string' },
     'analysis-fps': { type: 'string' },
+    'fanout-in-flight': { type: 'string' },
   },
 });
-/** Stage settings on top of the defaults: only detect's analysed frame rate, when given (default: every frame). */
-const stageEnv: Record<string, string> = values['analysis-fps'] ? { DETECT_ANALYSIS_FPS: values['analysis-fps'] } : {};
+/**
+ * Settings on top of the defaults, when given: detect's analysed frame rate (default: every frame),
+ * the orchestrator's fan-out window (default: none).
+ */
+const stageEnv: Record<string, string> = {
+  ...(values['analysis-fps'] ? { DETECT_ANALYSIS_FPS: values['analysis-fps'] } : {}),
+  ...(values['fanout-in-flight'] ? { ORCHESTRATOR_MATCH_FANOUT_IN_FLIGHT: values['fanout-in-flight'] } : {}),
+};
 const matchS = Math.round(Number(values.minutes) * 60);
 const segmentS = EDGE_SEGMENT_DURATION_S;
 // Ctrl-C or SIGTERM aborts the wait; the finally block still stops the cluster and the services.
@@ -277,10 +284,18 @@ try {
         .map((l) => (l.trim() && !l.startsWith('#') ? `${String(n++).padStart(5, '0')}${path.extname(l.trim())}` : l))
         .join('\n'),
     );
-    const probe = await run('ffprobe', [
-      ...['-v', 'error', '-allowed_extensions', 'ALL', '-select_streams', 'v:0'],
-      ...['-show_entries', 'packet=pts_time:format=duration', '-of', 'json', path.join(dir, 'index.m3u8')],
-    ]);
+    if (!text.includes('#EXT-X-ENDLIST')) {
+      hls.push({ rung: path.posix.basename(path.posix.dirname(playlist.output_key as string)), endlist: false });
+      continue;
+    }
+    const probe = await run(
+      'ffprobe',
+      [
+        ...['-v', 'error', '-allowed_extensions', 'ALL', '-select_streams', 'v:0'],
+        ...['-show_entries', 'packet=pts_time:format=duration', '-of', 'json', path.join(dir, 'index.m3u8')],
+      ],
+      { maxBuffer: 512 * 1024 * 1024, timeout: 120_000 }, // without ENDLIST ffprobe would wait for more
+    );
     const parsed = JSON.parse(probe.stdout) as { packets?: { pts_time?: string }[]; format?: { duration?: string } };
     const pts = (parsed.packets ?? [])
       .map((p) => Number(p.pts_time))
@@ -381,7 +396,10 @@ try {
       cameras:
         '3 × synthetic 640×360 (synth-match --duration 8 --width 640, looped by ffmpeg -re), stitched on the edge',
       cluster: '3 SEs, 2 ingest, 2 orchestrators, 2 workers on the real stages (defaults), 1 edge',
-      stage_env: Object.keys(stageEnv).length > 0 ? stageEnv : 'defaults (detect analyses every frame: 25 fps)',
+      env:
+        Object.keys(stageEnv).length > 0
+          ? stageEnv
+          : 'defaults (detect analyses every frame: 25 fps; no fan-out window)',
     },
     match: {
       match_id: matchId,
