@@ -54,6 +54,12 @@ export interface ChaosClusterOptions {
    * (WORKER_CLAIM_LEASE_MS, ORCHESTRATOR_SESSION_TIMEOUT_MS, …).
    */
   env?: Record<string, string>;
+  /**
+   * Also run the cluster's edge node (`edge-1`, deploy/src/cluster): three synthetic cameras
+   * recorded in real time, stitched on the edge and uploaded through ingest-1 as one match of
+   * this many seconds, which starts once the edge is ready. @defaultValue no edge
+   */
+  edgeMatchDurationS?: number;
   /** Kafka topic prefix, SQL schema. @defaultValue `chaos`, `chaos` */
   topicPrefix?: string;
   databaseSchema?: string;
@@ -154,7 +160,8 @@ export class ChaosCluster {
       ingestReplicas: options.ingestReplicas ?? 2,
       workers: options.workers ?? 2,
       testStages: false,
-      edge: false,
+      edge: options.edgeMatchDurationS !== undefined,
+      ...(options.edgeMatchDurationS !== undefined ? { edgeMatchDurationS: options.edgeMatchDurationS } : {}),
       topicPrefix: options.topicPrefix ?? 'chaos',
       databaseSchema: options.databaseSchema ?? 'chaos',
       storageCapacityLimitBytes: 2 * 1024 ** 3,

@@ -69,6 +69,13 @@ export interface OrchestratorTuning {
   poisonMaxAttempts: number;
   /** How often `consumer_lag` is refreshed. @defaultValue 5_000 */
   lagPollIntervalMs: number;
+  /**
+   * Most tasks of one fan-out stage (detect, stitch) of one match job dispatched or running at
+   * once, lowest segments first (segment-plan.ts `dispatchableTasks`): keeps a backlog's detect
+   * in segment order so the live playlist advances while the workers catch up. Set it to about
+   * the number of workers of the stage; null: every received segment at once. @defaultValue null
+   */
+  matchFanOutInFlight: number | null;
 }
 
 /** Job priorities (shared `jobSubmitSchema`). */
@@ -102,6 +109,7 @@ export const ORCHESTRATOR_DEFAULTS: Readonly<Omit<OrchestratorTuning, 'instanceI
   handlerRetryMaxBackoffMs: 5_000,
   poisonMaxAttempts: 5,
   lagPollIntervalMs: 5_000,
+  matchFanOutInFlight: null,
 });
 
 const positive = z.number().int().positive();
@@ -123,6 +131,7 @@ const tuningSchema = z.object({
   handlerRetryMaxBackoffMs: positive,
   poisonMaxAttempts: z.number().int().min(1).max(1_000),
   lagPollIntervalMs: positive,
+  matchFanOutInFlight: positive.nullable(),
 });
 
 /**

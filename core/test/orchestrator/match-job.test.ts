@@ -176,6 +176,26 @@ describe.skipIf(pg.skip)(
     timeout: 180_000,
   },
   () => {
+    it('with a fan-out window, a backlog of detect runs in segment order, never more than the window at once', async () => {
+      const h = await world();
+      await h.startOrchestrator({ matchFanOutInFlight: 1 });
+      const match = 'backlog';
+      const jobId = await segment(h, match, 0);
+      for (const k of [1, 2, 3, 4]) await segment(h, match, k);
+      await h.client.end(ref(match), 'marker', BASE_SLOT + 4);
+      // No worker yet: one detect task is out, the other four wait in the database, not in the topic.
+      await waitFor(async () => (await stageStatus(h, jobId, 'detect', 4)) !== null);
+      expect((await stageStatus(h, jobId, 'detect', 0))!.status).toBe('dispatched');
+      for (const k of [1, 2, 3, 4]) expect((await stageStatus(h, jobId, 'detect', k))!.status).toBe('pending');
+      await startWorker(h);
+      await h.waitForStatus([jobId], 'completed');
+      const detects = (await runs(h, jobId)).filter((r) => r.stage === 'detect');
+      expect(detects.map((r) => r.segment_index)).toEqual([0, 1, 2, 3, 4]);
+      for (let k = 1; k < detects.length; k++) {
+        expect(detects[k]!.started_at.getTime()).toBeGreaterThanOrEqual(detects[k - 1]!.finished_at!.getTime());
+      }
+    });
+
     it('reprocesses a range (sequential stages also after it) and cancels a range of a live match', async () => {
       const h = await world();
       await h.startOrchestrator();

@@ -39,6 +39,42 @@ describe('segment plan', () => {
     expect(plan({ 0: 'received', 1: 'missing', 2: 'received' }, r2)).toEqual(['vcam:0', 'analyze:0', 'track:2<0']);
   });
 
+  it('with a fan-out window, keeps at most that many detect tasks in flight, the lowest segments first', () => {
+    const windowed = (segments: Record<number, SegmentState>, r: PlanRow[], fanOutInFlight: number | null) =>
+      dispatchableTasks({
+        stages: STAGES,
+        segments: new Map(Object.entries(segments).map(([k, s]) => [Number(k), s])),
+        rows: r,
+        finalIndex: null,
+        fanOutInFlight,
+      }).map((t) => `${t.stage}:${t.index}`);
+    const six = { 0: 'received', 1: 'received', 2: 'received', 3: 'received', 4: 'received', 5: 'received' } as const;
+    // Listed out of order (as rows may come back from the database): the window still takes 0 and 1.
+    const r = [...rows({ 3: {}, 1: {}, 5: {}, 0: {}, 4: {}, 2: {} })].reverse();
+    expect(windowed(six, r, 2).sort()).toEqual(['detect:0', 'detect:1']);
+    expect(windowed(six, r, null)).toHaveLength(6);
+    // 0 done, 1 running, 2 dispatched: the window of 2 is full; the sequential chain still runs.
+    const busy = rows({
+      0: { detect: 'completed' },
+      1: { detect: 'running' },
+      2: { detect: 'dispatched' },
+      3: {},
+      4: {},
+      5: {},
+    });
+    expect(windowed(six, busy, 2)).toEqual(['track:0']);
+    // 1 done: one slot frees and goes to segment 3 (not 5), alongside track 1 after track 0.
+    const next = rows({
+      0: { detect: 'completed', track: 'completed' },
+      1: { detect: 'completed' },
+      2: { detect: 'running' },
+      3: {},
+      4: {},
+      5: {},
+    });
+    expect(windowed(six, next, 2).sort()).toEqual(['analyze:0', 'detect:3', 'track:1', 'vcam:0']);
+  });
+
   it('holds analyze and encode of the newest segment until a later one or the end is known, then marks it final', () => {
     const r = rows({ 0: { detect: 'completed', track: 'completed', vcam: 'completed' } });
     expect(plan({ 0: 'received' }, r)).toEqual([]);

@@ -42,6 +42,8 @@ export const orchestratorConfigSchema = z.object({
   ORCHESTRATOR_START_TO_CLOSE_MS: envInt(21_600_000, 1_000, 7 * 86_400_000),
   /** How long retriable input errors (`input_unavailable`) are retried with backoff, from the run's first dispatch. */
   ORCHESTRATOR_RETRY_WINDOW_MS: envInt(1_800_000, 0, 7 * 86_400_000),
+  /** Most detect (and stitch) tasks of one match in flight at once, lowest segments first; 0: no limit. */
+  ORCHESTRATOR_MATCH_FANOUT_IN_FLIGHT: envInt(0, 0, 10_000),
   /** A running stage with a live claim but no progress report for this long is flagged by the reconciler. */
   ORCHESTRATOR_STALL_AFTER_MS: envInt(600_000, 1_000, 7 * 86_400_000),
   /**

@@ -89,6 +89,7 @@ export async function startOrchestratorService(
         encode: config.ORCHESTRATOR_START_TO_CLOSE_MS,
       },
       retryWindowMs: config.ORCHESTRATOR_RETRY_WINDOW_MS,
+      matchFanOutInFlight: config.ORCHESTRATOR_MATCH_FANOUT_IN_FLIGHT || null,
       poisonMaxAttempts: config.ORCHESTRATOR_POISON_MAX_ATTEMPTS,
       relayPollIntervalMs: config.ORCHESTRATOR_RELAY_POLL_INTERVAL_MS,
     },

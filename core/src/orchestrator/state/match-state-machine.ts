@@ -314,6 +314,7 @@ export class MatchStateMachine {
       segments: segmentStates(state),
       rows: state.rows,
       finalIndex: state.job.final_index,
+      fanOutInFlight: this.#tuning.matchFanOutInFlight,
     };
     for (const task of dispatchableTasks(plan)) {
       const row = state.rows.find((r) => r.stage === task.stage && r.segment_index === task.index)!;

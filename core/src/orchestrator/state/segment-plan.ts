@@ -21,6 +21,11 @@ export interface PlanInput {
   rows: readonly PlanRow[];
   /** Index of the last segment, or null while the match goes on. */
   finalIndex: number | null;
+  /**
+   * Most tasks of one fan-out stage (`stitch`, `detect`) of this match dispatched or running at
+   * once, lowest segments first; absent or null: no limit (every received segment at once).
+   */
+  fanOutInFlight?: number | null;
 }
 
 /** One stage task the orchestrator may dispatch now. */
@@ -73,20 +78,31 @@ export function previousReceived(
  *   completed and its own run on the previous received segment is
  *   completed (every index below k must be known: a gap holds it back);
  * - analyze/encode ({@link FINAL_AWARE_STAGES}) additionally once a later
- *   segment is known or the end of the match is.
+ *   segment is known or the end of the match is;
+ * - with `fanOutInFlight`, a fan-out stage only while fewer than that many of
+ *   its tasks are dispatched or running, the lowest segments first. Without
+ *   it, a backlog of detect tasks spread over the task partitions is taken in
+ *   no particular order, and the sequential chain (track → … → encode), which
+ *   needs every earlier segment's detect, waits for the slowest of them: a
+ *   1-minute edge match on 2 loaded workers ran detect 1 after detect 2–7 and
+ *   10, and the EVENT playlist stood still until the backlog was gone
+ *   (bench/segments/edge-match.ts).
  * Rows of segments that are not `received` are never dispatched.
  */
 export function dispatchableTasks(input: PlanInput): PlannedTask[] {
   const status = new Map<string, StageStatus>();
   for (const row of input.rows) status.set(`${row.stage}:${row.segment_index}`, row.status);
   const maxKnown = Math.max(-1, ...input.segments.keys());
+  const ready = (row: PlanRow): boolean =>
+    row.status === 'pending' &&
+    input.segments.get(row.segment_index) === 'received' &&
+    dependenciesOf(row.stage, input.stages).every((dep) => status.get(`${dep}:${row.segment_index}`) === 'completed');
+  const fanOutAllowed = fanOutWindow(input, ready);
   const out: PlannedTask[] = [];
   for (const row of input.rows) {
-    if (row.status !== 'pending') continue;
+    if (!ready(row)) continue;
     const k = row.segment_index;
-    if (input.segments.get(k) !== 'received') continue;
-    const deps = dependenciesOf(row.stage, input.stages);
-    if (!deps.every((dep) => status.get(`${dep}:${k}`) === 'completed')) continue;
+    if (!isSequential(row.stage) && fanOutAllowed && !fanOutAllowed.has(`${row.stage}:${k}`)) continue;
     let carryFrom: number | null = null;
     if (isSequential(row.stage)) {
       const previous = previousReceived(input.segments, k);
@@ -98,6 +114,30 @@ export function dispatchableTasks(input: PlanInput): PlannedTask[] {
     out.push({ stage: row.stage, index: k, final: input.finalIndex === k, carryFrom });
   }
   return out;
+}
+
+/**
+ * The fan-out rows (`stage:index`) that fit in the `fanOutInFlight` window: per
+ * stage, the lowest ready segments, as many as the window has room for beside
+ * the ones dispatched or running. Null without a window.
+ */
+function fanOutWindow(input: PlanInput, ready: (row: PlanRow) => boolean): Set<string> | null {
+  const limit = input.fanOutInFlight;
+  if (limit == null) return null;
+  const allowed = new Set<string>();
+  const byStage = new Map<Stage, { inFlight: number; ready: number[] }>();
+  for (const row of input.rows) {
+    if (isSequential(row.stage)) continue;
+    const entry = byStage.get(row.stage) ?? { inFlight: 0, ready: [] };
+    byStage.set(row.stage, entry);
+    if (row.status === 'dispatched' || row.status === 'running') entry.inFlight++;
+    else if (ready(row)) entry.ready.push(row.segment_index);
+  }
+  for (const [stage, { inFlight, ready: indexes }] of byStage) {
+    const room = Math.max(0, limit - inFlight);
+    for (const k of indexes.sort((a, b) => a - b).slice(0, room)) allowed.add(`${stage}:${k}`);
+  }
+  return allowed;
 }
 
 /** Indexes below the highest known one (or the final index) that have not arrived: gaps, ascending. */

@@ -4,6 +4,7 @@ import { envEnum, loadConfig, PolyvisionError } from '@polyvision/shared';
 import { z } from 'zod';
 import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
+import { SEGMENT_MIN_CLIP_MS } from '../segment/min-clip.ts';
 import { DETECTION_CLASSES, type DetectionClass, type DetectOptions } from './detect-options.ts';
 import { Detector } from './detector.ts';
 import { readModelCard } from './model/model-card.ts';
@@ -187,6 +188,7 @@ export async function createStageHandler(
           outputPath,
           detector,
           analysisFps,
+          ...(task.segment ? { minDurationMs: SEGMENT_MIN_CLIP_MS } : {}),
           ...(typeof task.params.person_height_px === 'number' ? { personHeightPx: task.params.person_height_px } : {}),
           signal,
           onProgress: throttle((f) => reportProgress(f * 0.98)),

@@ -43,6 +43,8 @@ export interface EncodeHlsParams {
   onProgress?: (fraction: number) => void;
   binaries?: MediaBinaries;
   logger?: Logger;
+  /** Shorter inputs are refused (`clip_too_short`). @defaultValue 1000 */
+  minDurationMs?: number;
 }
 
 /** What {@link encodeHls} wrote (paths relative to `outputDir`). */
@@ -83,7 +85,11 @@ export async function encodeHls(params: EncodeHlsParams): Promise<EncodeHlsSumma
   if (!(segmentSeconds >= 1 && segmentSeconds <= 30)) {
     throw new PolyvisionError('encode_options_invalid', `segmentSeconds must be in [1, 30], got ${segmentSeconds}`);
   }
-  const info = await probeVideo(params.inputPath, { signal, binaries: params.binaries });
+  const info = await probeVideo(params.inputPath, {
+    signal,
+    binaries: params.binaries,
+    minDurationMs: params.minDurationMs ?? 1000,
+  });
   const ladder = [...(params.renditions ?? DEFAULT_RENDITIONS)].sort((a, b) => b.height - a.height);
   if (ladder.length === 0) throw new PolyvisionError('encode_options_invalid', 'at least one rendition is needed');
   const fitting = ladder.filter((r) => r.height <= info.height);

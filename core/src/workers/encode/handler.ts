@@ -14,6 +14,7 @@ import {
 import type { StageHandler, StageTask } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
 import { readCarry, writeCarry } from '../segment/carry.ts';
+import { SEGMENT_MIN_CLIP_MS } from '../segment/min-clip.ts';
 import { matchOutputKey, segmentFolder } from '../segment/segment-output-key.ts';
 import { encodeHls } from './encode-hls.ts';
 import { appendMatchSegment, type MatchHlsCarry, matchHlsCarrySchema, parseMediaPlaylist } from './match-hls.ts';
@@ -75,7 +76,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
           outputDir,
           segmentSeconds: env.ENCODE_SEGMENT_SECONDS,
           x264Preset: env.ENCODE_X264_PRESET,
-          ...(task.segment ? { timestampOffsetS: task.segment.start_s } : {}),
+          ...(task.segment ? { timestampOffsetS: task.segment.start_s, minDurationMs: SEGMENT_MIN_CLIP_MS } : {}),
           signal,
           logger,
           onProgress: throttle((f) => reportProgress(f * 0.9)),

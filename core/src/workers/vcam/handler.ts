@@ -15,6 +15,7 @@ import {
 import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
 import { readCarry, writeCarry } from '../segment/carry.ts';
+import { SEGMENT_MIN_CLIP_MS } from '../segment/min-clip.ts';
 import { readTracksFile } from '../track/tracks-format.ts';
 import { ballFromTracks, readBallTrack } from './ball-positions.ts';
 import { planCameraPath } from './camera-path.ts';
@@ -166,6 +167,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
           path,
           outputWidth: sizing.outputWidth,
           outputHeight: sizing.outputHeight,
+          ...(task.segment ? { minDurationMs: SEGMENT_MIN_CLIP_MS } : {}),
           signal,
           logger,
           onProgress: throttle((f) => reportProgress(f * share)),

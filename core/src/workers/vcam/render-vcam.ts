@@ -28,6 +28,8 @@ export interface RenderVcamParams {
   onProgress?: (fraction: number) => void;
   binaries?: MediaBinaries;
   logger?: Logger;
+  /** Shorter panoramas are refused (`clip_too_short`). @defaultValue 1000 */
+  minDurationMs?: number;
 }
 
 /** What a render did. */
@@ -65,7 +67,11 @@ export async function renderVirtualCamera(params: RenderVcamParams): Promise<Ren
   if (outW % 2 !== 0 || outH % 2 !== 0) {
     throw new PolyvisionError('vcam_options_invalid', `output size must be even for yuv420p, got ${outW}×${outH}`);
   }
-  const info = await probeVideo(params.inputPath, { signal, binaries: params.binaries });
+  const info = await probeVideo(params.inputPath, {
+    signal,
+    binaries: params.binaries,
+    minDurationMs: params.minDurationMs ?? 1000,
+  });
   if (info.width !== params.path.sourceWidth || info.height !== params.path.sourceHeight) {
     throw new PolyvisionError(
       'vcam_options_invalid',
