@@ -131,14 +131,15 @@ export async function mergeCameraPaths(paths: readonly string[], outputPath: str
     }
     return out;
   };
-  const weighted = (k: string) => {
+  /** Mean of `f(value)` over the parts, weighted by their windows (null: no part has the key). */
+  const weighted = (k: string, f: (v: number) => number = (v) => v) => {
     let total = 0;
     let weight = 0;
     for (const p of parts) {
       const v = p.quality?.[k];
       const n = p.windows?.length ?? 0;
       if (typeof v === 'number') {
-        total += v * n;
+        total += f(v) * n;
         weight += n;
       }
     }
@@ -149,17 +150,8 @@ export async function mergeCameraPaths(paths: readonly string[], outputPath: str
     if (k === 'framesWithBall') quality[k] = parts.reduce((s, p) => s + Number(p.quality?.[k] ?? 0), 0);
     else if (k === 'maxPanSpeed') quality[k] = Math.max(...parts.map((p) => Number(p.quality?.[k] ?? 0)));
     else if (k === 'rmsJerk') {
-      let total = 0;
-      let n = 0;
-      for (const p of parts) {
-        const v = p.quality?.[k];
-        const w = p.windows?.length ?? 0;
-        if (typeof v === 'number') {
-          total += v * v * w;
-          n += w;
-        }
-      }
-      quality[k] = n > 0 ? Math.sqrt(total / n) : null;
+      const meanSquare = weighted(k, (v) => v * v);
+      quality[k] = meanSquare === null ? null : Math.sqrt(meanSquare);
     } else quality[k] = weighted(k);
   }
   const { carry: _carry, ...rest } = first;

@@ -23,6 +23,7 @@ import type {
   TopicSpec,
   TopicState,
 } from '../message-bus.ts';
+import { OpenHandles } from '../open-handles.ts';
 
 export interface KafkaBusOptions {
   /** `host:port` list (KAFKA_BROKERS split on commas). */
@@ -37,7 +38,7 @@ export class KafkaBus implements MessageBus {
   readonly kind = 'kafka';
   readonly #kafka: Kafka;
   #admin: Admin | null = null;
-  readonly #open = new Set<{ close(): Promise<void> }>();
+  readonly #open = new OpenHandles();
 
   constructor(options: KafkaBusOptions) {
     if (options.brokers.length === 0) throw new PolyvisionError('bus_config', 'KafkaBus needs at least one broker');
@@ -64,12 +65,10 @@ export class KafkaBus implements MessageBus {
         await producer.send({ topic, acks: -1, messages: messages.map((m) => ({ ...m })) });
       },
       close: async () => {
-        this.#open.delete(handle);
         if (connected) await producer.disconnect();
       },
     };
-    this.#open.add(handle);
-    return handle;
+    return this.#open.track(handle);
   }
 
   createConsumer(options: ConsumerOptions): BusConsumer {
@@ -83,13 +82,7 @@ export class KafkaBus implements MessageBus {
       retry: { initialRetryTime: 100, retries: 10, maxRetryTime: 2_000 },
     });
     const handle = new KafkaConsumer(consumer, options);
-    this.#open.add(handle);
-    const close = handle.close.bind(handle);
-    handle.close = async () => {
-      this.#open.delete(handle);
-      await close();
-    };
-    return handle;
+    return this.#open.track(handle);
   }
 
   async ensureTopics(specs: TopicSpec[]): Promise<void> {
@@ -183,7 +176,7 @@ export class KafkaBus implements MessageBus {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.#open].map((handle) => handle.close()));
+    await this.#open.closeAll();
     if (this.#admin) await this.#admin.disconnect();
     this.#admin = null;
   }

@@ -28,6 +28,7 @@ import type {
   TopicSpec,
   TopicState,
 } from '../message-bus.ts';
+import { OpenHandles } from '../open-handles.ts';
 import { PlatformaticConsumer } from './platformatic-consumer.ts';
 
 export interface PlatformaticBusOptions {
@@ -48,7 +49,7 @@ export class PlatformaticBus implements MessageBus {
   readonly #clientId: string;
   readonly #connectTimeoutMs: number;
   #admin: Admin | null = null;
-  readonly #open = new Set<{ close(): Promise<void> }>();
+  readonly #open = new OpenHandles();
 
   constructor(options: PlatformaticBusOptions) {
     if (options.brokers.length === 0) {
@@ -82,13 +83,9 @@ export class PlatformaticBus implements MessageBus {
           messages: messages.map((m) => ({ topic, key: m.key, value: m.value, headers: m.headers ?? {} })),
         });
       },
-      close: async () => {
-        this.#open.delete(handle);
-        await producer.close();
-      },
+      close: () => producer.close(),
     };
-    this.#open.add(handle);
-    return handle;
+    return this.#open.track(handle);
   }
 
   createConsumer(options: ConsumerOptions): BusConsumer {
@@ -96,13 +93,7 @@ export class PlatformaticBus implements MessageBus {
       { brokers: this.#brokers, clientId: this.#clientId, connectTimeoutMs: this.#connectTimeoutMs },
       options,
     );
-    this.#open.add(handle);
-    const close = handle.close.bind(handle);
-    handle.close = async () => {
-      this.#open.delete(handle);
-      await close();
-    };
-    return handle;
+    return this.#open.track(handle);
   }
 
   async ensureTopics(specs: TopicSpec[]): Promise<void> {
@@ -207,7 +198,7 @@ export class PlatformaticBus implements MessageBus {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.#open].map((handle) => handle.close()));
+    await this.#open.closeAll();
     await this.#admin?.close();
     this.#admin = null;
   }
