@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { access, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PolyvisionError } from '@polyvision/shared';
@@ -6,6 +5,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { aptInstall } from './apt.ts';
 import { isAlive, readPidFile, spawnDaemon } from './daemon.ts';
 import { commandExists, exec } from './exec.ts';
+import { newKafkaClusterId } from './kafka-cluster-id.ts';
 import { type ManagedSpec, stopManaged, upManaged } from './managed.ts';
 import type { ServicesOptions } from './options.ts';
 import { templatesDir } from './paths.ts';
@@ -211,8 +211,7 @@ async function formatStorage(
   if (previous === stamp && (await exists(path.join(data, 'meta.properties')))) return;
   if (previous !== null) options.onProgress('Kafka: ports changed since the storage was formatted; wiping its data');
   await rm(data, { recursive: true, force: true });
-  // A Kafka cluster id is 16 random bytes in URL-safe base64 without padding (org.apache.kafka.common.Uuid).
-  const clusterId = randomBytes(16).toString('base64url');
+  const clusterId = newKafkaClusterId();
   options.onProgress(`Kafka: formatting KRaft storage (cluster ${clusterId})`);
   await exec(
     java,
@@ -223,8 +222,7 @@ async function formatStorage(
       'kafka.tools.StorageTool',
       'format',
       '--standalone',
-      '-t',
-      clusterId,
+      `--cluster-id=${clusterId}`,
       '-c',
       config,
     ],
