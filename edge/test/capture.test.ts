@@ -45,6 +45,8 @@ describe('recording', () => {
       spool,
       alarms,
       stitcher,
+      // A slot waits for all three cameras however loaded the host (the timeout path: the next test).
+      stitchWaitMs: 600_000,
     });
     const controller = new AbortController();
     const running = recorder.run(controller.signal);
@@ -57,8 +59,19 @@ describe('recording', () => {
     const rows = spool.journal.all();
     const panoramas = rows.filter((r) => r.kind === 'panorama');
     expect(panoramas.length).toBeGreaterThanOrEqual(2);
-    // Camera uploads are off: raw segments were removed after stitching, none journaled.
-    expect(rows.filter((r) => r.kind === 'camera')).toEqual([]);
+    // Camera uploads are off: raw segments were removed after stitching. The only camera rows are the ones
+    // no panorama holds, counted as rawKept (a camera running over a second behind the clock on a loaded
+    // host puts two segments in one slot), and they are the exception.
+    const counters = recorder.counters();
+    expect(counters.stitchFailures).toBe(0);
+    expect(rows.filter((r) => r.kind === 'camera')).toHaveLength(counters.rawKept);
+    expect(counters.rawKept).toBeLessThan(counters.stitched * 3);
+    const leftRaw = (
+      await Promise.all(clip.venue.cameras.map((c) => readdir(join(spool.dir, 'incoming', 'match-1', c.id))))
+    )
+      .flat()
+      .filter((n) => n.endsWith('.mp4'));
+    expect(leftRaw).toEqual([]);
     let frames = 0;
     for (const row of panoramas) {
       const probe = await ffprobe(spool.pathOf(row));

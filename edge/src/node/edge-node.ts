@@ -72,6 +72,7 @@ export class EdgeNode {
   #lastHeartbeatMs = 0;
   #panoramaSegments = 0;
   #stitchFailures = 0;
+  #rawSegmentsKept = 0;
   #closed = false;
 
   private constructor(
@@ -239,6 +240,7 @@ export class EdgeNode {
     const counters = r.recorder.counters();
     this.#panoramaSegments += counters.stitched;
     this.#stitchFailures += counters.stitchFailures;
+    this.#rawSegmentsKept += counters.rawKept;
     this.#recording = null;
     this.#logger.info({ match_id: r.matchId }, 'recording stopped');
   }
@@ -333,6 +335,7 @@ export class EdgeNode {
         since: r ? new Date(r.sinceMs).toISOString() : null,
         panorama_segments: this.#panoramaSegments + (counters?.stitched ?? 0),
         stitch_failures: this.#stitchFailures + (counters?.stitchFailures ?? 0),
+        raw_segments_kept: this.#rawSegmentsKept + (counters?.rawKept ?? 0),
       },
       cameras: r?.recorder.cameras() ?? [],
       spool: {

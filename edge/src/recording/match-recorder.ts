@@ -65,6 +65,7 @@ export class MatchRecorder {
   #queue: Promise<void> = Promise.resolve();
   #stitched = 0;
   #stitchFailures = 0;
+  #rawKept = 0;
 
   constructor(options: MatchRecorderOptions) {
     this.#o = options;
@@ -93,9 +94,19 @@ export class MatchRecorder {
     return this.#recorders.map((r) => r.status());
   }
 
-  /** Panorama segments stitched, and stitch failures, since start. */
-  counters(): { stitched: number; stitchFailures: number; pendingSlots: number } {
-    return { stitched: this.#stitched, stitchFailures: this.#stitchFailures, pendingSlots: this.#slots.size };
+  /**
+   * Since start: panorama segments stitched, stitch failures, slots waiting for cameras, and
+   * `rawKept` — camera segments spooled although camera uploads are off, because no panorama holds
+   * them (their slot's stitch failed, the slot was already stitched when they arrived, or a second
+   * segment of one camera in one slot: a camera running over a second behind the clock).
+   */
+  counters(): { stitched: number; stitchFailures: number; pendingSlots: number; rawKept: number } {
+    return {
+      stitched: this.#stitched,
+      stitchFailures: this.#stitchFailures,
+      pendingSlots: this.#slots.size,
+      rawKept: this.#rawKept,
+    };
   }
 
   /**
@@ -199,7 +210,7 @@ export class MatchRecorder {
       // Two segments of one camera in one slot (a restart inside the slot): keep both, stitch the longer.
       const [keep, extra] = previous.durationS >= segment.durationS ? [previous, segment] : [segment, previous];
       slot.segments.set(segment.cameraId, keep);
-      await this.#spoolCamera(extra);
+      await this.#keepRaw(extra, 'a second segment of this camera in one slot');
     } else {
       slot.segments.set(segment.cameraId, segment);
     }
@@ -249,9 +260,22 @@ export class MatchRecorder {
       );
     }
     for (const segment of slot.segments.values()) {
-      if (!stitched || this.#o.uploadCameraSegments) await this.#spoolCamera(segment);
+      if (this.#o.uploadCameraSegments) await this.#spoolCamera(segment);
+      else if (!stitched) await this.#keepRaw(segment, `slot ${slotId} was not stitched with it`);
       else await rm(segment.path, { force: true });
     }
+  }
+
+  /** Spools a camera segment that no panorama holds (counted in `rawKept` when camera uploads are off). */
+  async #keepRaw(segment: CameraSegment, why: string): Promise<void> {
+    if (!this.#o.uploadCameraSegments) {
+      this.#rawKept++;
+      this.#logger.warn(
+        { camera_id: segment.cameraId, seq: segment.seq, why },
+        'camera segment kept raw: no panorama holds it',
+      );
+    }
+    await this.#spoolCamera(segment);
   }
 
   async #spoolCamera(segment: CameraSegment): Promise<void> {

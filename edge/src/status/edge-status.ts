@@ -14,6 +14,8 @@ export interface EdgeStatus {
     since: string | null;
     panorama_segments: number;
     stitch_failures: number;
+    /** Camera segments uploaded raw although camera uploads are off: no panorama holds them (`MatchRecorder.counters`). */
+    raw_segments_kept: number;
   };
   cameras: CameraStatus[];
   spool: {
