@@ -3,14 +3,15 @@
  * scale, shipped) against the former per-pixel JavaScript crop (baseline,
  * bench/vcam/render-js.ts), in one run, on the same clip and path.
  *
- *   node bench/vcam/render.ts [--seconds 6] [--panorama out/<match>/panorama.mp4]
+ *   node bench/vcam/render.ts [--seconds 6] [--panorama out/<match>/panorama.mp4] [--tracks out/<match>/track/tracks.json]
  *
  * Cases: a 3840×1080 test-pattern panorama (25 fps) rendered to 1920×1080
  * (the issue's target: ≥ 2× real time on 2 cores), and, with --panorama, the
  * demo's own panorama at the demo's own (auto) size. libx264 veryfast CRF 20
  * for the baseline (its shipped settings); the ffmpeg renderer at its shipped
  * settings (superfast, CRF 18: vcam.mp4 is an intermediate the encode stage
- * re-encodes) and again at the baseline's. Wall time depends on the host's load; CPU seconds (this
+ * re-encodes) and again at the baseline's. With --tracks, the panorama's camera path is
+ * planned from that match's own tracks (the demo's zooms and pans) instead of the drifting group. Wall time depends on the host's load; CPU seconds (this
  * process and its ffmpeg children, /proc/self/stat) do not, and give the
  * real-time factor on 2 free cores. Writes bench/results/vcam-render.json.
  */
@@ -25,7 +26,9 @@ import type { TracksFile } from '../../core/src/workers/track/index.ts';
 import { chooseVcamSizing, planCameraPath, renderVirtualCamera } from '../../core/src/workers/vcam/index.ts';
 import { renderVirtualCameraJs } from './render-js.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, panorama: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { seconds: { type: 'string' }, panorama: { type: 'string' }, tracks: { type: 'string' } },
+});
 const seconds = Number(values.seconds ?? 6);
 const work = await mkdtemp(join(tmpdir(), 'pv-vcam-bench-'));
 
@@ -83,7 +86,7 @@ function tracksFor(W: number, H: number, fps: number, frames: number): TracksFil
   };
 }
 
-async function measure(name: string, inputPath: string, size?: { w: number; h: number }) {
+async function measure(name: string, inputPath: string, size?: { w: number; h: number }, tracksPath?: string) {
   const info = await probeVideo(inputPath);
   const frames = Math.min(info.frameCount, Math.round(seconds * info.fps));
   const clip = join(work, `${name}.mp4`);
@@ -94,7 +97,10 @@ async function measure(name: string, inputPath: string, size?: { w: number; h: n
     outputWidth: size?.w,
     outputHeight: size?.h,
   });
-  const path = planCameraPath(tracksFor(info.width, info.height, info.fps, frames), {
+  const tracks = tracksPath
+    ? (JSON.parse(readFileSync(tracksPath, 'utf8')) as TracksFile)
+    : tracksFor(info.width, info.height, info.fps, frames);
+  const path = planCameraPath(tracks, {
     minCropWidthPx: sizing.minCropWidthPx,
     aspectRatio: sizing.outputWidth / sizing.outputHeight,
   });
@@ -173,7 +179,7 @@ try {
     pattern,
   ]);
   const rows = [await measure('pattern-3840x1080-to-1080p', pattern, { w: 1920, h: 1080 })];
-  if (values.panorama) rows.push(await measure('demo-panorama-auto-size', values.panorama));
+  if (values.panorama) rows.push(await measure('demo-panorama-auto-size', values.panorama, undefined, values.tracks));
   const result = { date: new Date().toISOString(), cpus: cpus().length, cpuModel: cpus()[0]?.model, seconds, rows };
   await writeFile(
     join(import.meta.dirname, '..', 'results', 'vcam-render.json'),
