@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { digestFile, LocalArtifactIo, loadStageHandler, readDetectionsFile } from '@polyvision/core';
 import { silentLogger } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDemoArgs, stitchPanorama } from '../src/demo/index.ts';
+import { nothingDetectedHint, parseDemoArgs, stitchPanorama } from '../src/demo/index.ts';
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -120,6 +120,22 @@ describe('pnpm demo detector options', () => {
     },
     600_000,
   );
+
+  it('says what to do when the default detector finds nothing, and only then', () => {
+    const parse = (args: string[], env: Record<string, string> = {}) => {
+      const options = parseDemoArgs(args, repoRoot, repoRoot, env);
+      if (options === 'help') throw new Error('unexpected help');
+      return options.stageEnv;
+    };
+    const nothing = { code: 'no_detections', message: 'no player/goalkeeper/referee/ball detected in 100 frames' };
+    expect(nothingDetectedHint(nothing, parse([]))).toMatch(/^\nHINT: .*--model .*--model-layout yolox/);
+    // The user chose the model (flag or shell): the hint about the default model would be wrong.
+    const mine = join(repoRoot, 'core', 'models', 'player-detector', 'player-detector.onnx');
+    expect(nothingDetectedHint(nothing, parse(['--model', mine]))).toBe('');
+    expect(nothingDetectedHint(nothing, parse([], { DETECT_MODEL_PATH: mine }))).toBe('');
+    expect(nothingDetectedHint({ code: 'video_corrupt', message: 'x' }, parse([]))).toBe('');
+    expect(nothingDetectedHint(null, parse([]))).toBe('');
+  });
 
   it('converts a one-camera .avi to an MP4 panorama instead of renaming it', async () => {
     const avi = join(dir, 'camera.avi');

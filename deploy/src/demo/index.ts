@@ -9,6 +9,7 @@
  * - {@link LiveView} (live-view.ts), {@link formatSummary} (summary.ts), {@link writeReport} (report.ts).
  */
 export * from './collect.ts';
+export * from './detect-hint.ts';
 export * from './edge.ts';
 export * from './embedded-redis.ts';
 export * from './infra.ts';

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { getJob, type JobView, type StageHandler } from '@polyvision/core';
 import { abortableSleep, type Logger, PolyvisionError, silentLogger } from '@polyvision/shared';
 import { type CollectedOutputs, collectOutputs, type StoredOutput } from './collect.ts';
+import { nothingDetectedHint } from './detect-hint.ts';
 import { type DetectorSummary, detectorSummaryOf, detectWarningsOf } from './detector-summary.ts';
 import { type EdgePanorama, stitchPanorama, type UploadReport, uploadCalibration, uploadPanorama } from './edge.ts';
 import { openDemoInfra, type ServiceUrls } from './infra.ts';
@@ -281,7 +282,7 @@ export async function runDemo(
         ? null
         : {
             stage: failedStage?.stage ?? null,
-            reason: `job ${job.job_id} ${job.status}${failedStage ? `: stage ${failedStage.stage} failed: ${JSON.stringify(failedStage.error)}` : ''}${detectWarnings.map((w) => `\nWARNING (detect): ${w}`).join('')}`,
+            reason: `job ${job.job_id} ${job.status}${failedStage ? `: stage ${failedStage.stage} failed: ${JSON.stringify(failedStage.error)}` : ''}${detectWarnings.map((w) => `\nWARNING (detect): ${w}`).join('')}${nothingDetectedHint(failedStage?.error, options.stageEnv)}`,
           };
 
     // 6. Outputs and report (also for a failed job: what exists, and why the rest does not).
