@@ -193,4 +193,18 @@ describe('report.html', () => {
     // Only teams are rows of the team table: the balance flag is not a third team.
     expect(html).not.toMatch(/<\/span> balanced<\/td>/);
   });
+
+  it('warns when the match completed without a segment that failed', async () => {
+    const dir = await matchFolder('partial', { tracked: 20, ball: true, cropOnPitch: 0.9, unit: 'm', teams: [11, 11] });
+    const partial = result(dir, null);
+    partial.job.error = {
+      code: 'segments_failed',
+      message: 'segment 1 (detect: video_corrupt) failed; the match went on without it — moov atom not found',
+      retriable: false,
+      segments: [1],
+    };
+    const html = await readFile(await writeReport(partial), 'utf8');
+    expect(checksOf(html)).toEqual(['segments-failed']);
+    expect(html).toContain('segment 1 (detect: video_corrupt) failed');
+  });
 });

@@ -76,6 +76,14 @@ export interface OrchestratorTuning {
    * the number of workers of the stage; null: every received segment at once. @defaultValue null
    */
   matchFanOutInFlight: number | null;
+  /**
+   * Segments of one match job that may fail for good (a non-retriable error, or their attempts
+   * spent) before the match fails: up to this many are left out like missing ones and the match
+   * completes without them (its error, `segments_failed`, says which); one more fails the match.
+   * 0: any segment's failure fails the match. A match whose every segment failed fails.
+   * @defaultValue 5 (50 s of a match of 10-s segments)
+   */
+  matchMaxFailedSegments: number;
 }
 
 /** Job priorities (shared `jobSubmitSchema`). */
@@ -110,6 +118,7 @@ export const ORCHESTRATOR_DEFAULTS: Readonly<Omit<OrchestratorTuning, 'instanceI
   poisonMaxAttempts: 5,
   lagPollIntervalMs: 5_000,
   matchFanOutInFlight: null,
+  matchMaxFailedSegments: 5,
 });
 
 const positive = z.number().int().positive();
@@ -132,6 +141,7 @@ const tuningSchema = z.object({
   poisonMaxAttempts: z.number().int().min(1).max(1_000),
   lagPollIntervalMs: positive,
   matchFanOutInFlight: positive.nullable(),
+  matchMaxFailedSegments: z.number().int().min(0).max(100_000),
 });
 
 /**

@@ -243,6 +243,52 @@ describe.skipIf(pg.skip)(
       await h.waitForStatus([goneId], 'cancelled');
     });
 
+    it('leaves a segment out when a stage fails on it for good, completes without it and says which; a range reprocess runs it again; one failure more than the budget fails the match', async () => {
+      const h = await world();
+      await h.startOrchestrator({ matchMaxFailedSegments: 1 });
+      const failing = new Set<string>(['bad-segment:track:1']);
+      let current = 'bad-segment';
+      await startWorker(h, ALL_STAGES, { failPermanently: (stage, k) => failing.has(`${current}:${stage}:${k}`) });
+      const match = 'bad-segment';
+      const jobId = await segment(h, match, 0);
+      for (const k of [1, 2]) await segment(h, match, k);
+      await h.client.end(ref(match), 'marker', BASE_SLOT + 2);
+      await h.waitForStatus([jobId], 'completed');
+      const view = (await getJob(h.db, jobId))!;
+      expect(view.match).toMatchObject({ segments_failed: [1], segments_received: 2, gaps: [], lag_segments: 0 });
+      expect(view.error).toMatchObject({ code: 'segments_failed', segments: [1] });
+      expect((view.error as { message: string }).message).toMatch(/segment 1 \(track: test_permanent_failure\) failed/);
+      const all = await runs(h, jobId);
+      // Segment 1 stopped at its failed track; the sequential stages went on from segment 0.
+      expect(all.filter((r) => r.segment_index === 1).map((r) => r.stage)).toEqual(['detect', 'track']);
+      for (const stage of ['track', 'vcam', 'analyze', 'encode']) {
+        expect(all.find((r) => r.stage === stage && r.segment_index === 2)!.carry_key).toBe(
+          `${ORG}/${match}/${stage}/carry-0`,
+        );
+      }
+      expect((await stageStatus(h, jobId, 'vcam', 1))!.status).toBe('cancelled');
+
+      // The cause is fixed: a range reprocess runs the failed segment (and, by carry, the later ones) again.
+      failing.clear();
+      await h.client.reprocess(ref(match), 'track', {}, 'tracker fixed', { from_index: 1, to_index: 1 });
+      await waitFor(async () => {
+        const again = (await getJob(h.db, jobId))!;
+        return again.status === 'completed' && again.match?.segments_failed.length === 0 ? again : null;
+      });
+      expect((await getJob(h.db, jobId))!.error).toBeNull();
+      expect((await stageStatus(h, jobId, 'encode', 1))!.status).toBe('completed');
+
+      // Two segments fail with a budget of one: the second fails the match, and says why.
+      current = 'two-bad';
+      failing.add('two-bad:detect:0').add('two-bad:detect:1');
+      const worseId = await segment(h, current, 0);
+      await segment(h, current, 1);
+      await h.waitForStatus([worseId], 'failed');
+      const worse = (await getJob(h.db, worseId))!;
+      expect(worse.error).toMatchObject({ code: 'test_permanent_failure', stage: 'detect' });
+      expect((worse.error as { message: string }).message).toMatch(/ORCHESTRATOR_MATCH_MAX_FAILED_SEGMENTS = 1/);
+    });
+
     it('a worker killed mid-segment: its claim lapses, heartbeat_timeout, and the segment runs again as attempt 2', async () => {
       const h = await world();
       await h.startOrchestrator();

@@ -14,7 +14,7 @@ const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
 /**
  * The "check this" list: signs that the analysis is wrong or weaker than it
  * looks. Thresholds are deliberately coarse (they flag, they do not grade):
- * - the job failed (and which stage, why);
+ * - the job failed (and which stage, why), or completed without some of its segments;
  * - tracked people per frame under half the confident (score ≥ 0.5) people detections;
  * - no ball track (the camera follows the players' centre);
  * - a median people score under 0.3 (the detector is unsure of most boxes);
@@ -27,6 +27,10 @@ export function reportChecks(result: DemoResult, data: ReportData): ReportCheck[
   const add = (level: ReportCheck['level'], id: string, message: string) => checks.push({ level, id, message });
   if (result.failure)
     add('error', 'job-failed', `The job did not complete: ${result.failure.reason}. Below is what exists.`);
+  const jobError = result.job.error as { code?: string; message?: string } | null | undefined;
+  if (!result.failure && jobError?.code === 'segments_failed') {
+    add('warning', 'segments-failed', `Completed without some of its segments: ${jobError.message}.`);
+  }
   const o = result.outputs;
   if (!o.detections) add('error', 'no-detections', 'No detections file: nothing below describes the footage.');
   if (o.detections && !o.tracks) add('error', 'no-tracks', 'No tracks file.');

@@ -21,6 +21,8 @@ export function formatSummary(result: DemoResult, cwd: string): string {
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   lines.push('', `Polyvision demo — match ${result.matchId} — ${result.job.status} in ${s(result.totalMs)}`);
   if (result.failure) lines.push(`FAILED: ${result.failure.reason}`);
+  const jobError = result.job.error as { code?: string; message?: string } | null | undefined;
+  if (!result.failure && jobError?.code === 'segments_failed') lines.push(`WARNING: ${jobError.message}`);
   lines.push(
     `services: bus ${result.services.bus}, database ${result.services.database}, redis ${result.services.redis}`,
   );

@@ -436,5 +436,8 @@ function matchLine(m) {
   const state = m.live ? '<span class="tag st-running">live</span>' : `ended (${esc(m.ended_by ?? '')})`;
   const gaps = m.gaps.length ? ` · <span class="tag bad">gaps ${esc(m.gaps.join(','))}</span>` : '';
   const missing = m.segments_missing.length ? ` · missing ${esc(m.segments_missing.join(','))}` : '';
-  return `<div class="small match-progress" data-match-progress>${state} · ${m.segments_received} segments · processed ${processed} · lag ${m.lag_segments} segments (${m.lag_s} s)${gaps}${missing}</div>`;
+  const failed = m.segments_failed?.length
+    ? ` · <span class="tag bad">failed ${esc(m.segments_failed.join(','))}</span>`
+    : '';
+  return `<div class="small match-progress" data-match-progress>${state} · ${m.segments_received} segments · processed ${processed} · lag ${m.lag_segments} segments (${m.lag_s} s)${gaps}${missing}${failed}</div>`;
 }

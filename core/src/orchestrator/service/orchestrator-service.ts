@@ -90,6 +90,7 @@ export async function startOrchestratorService(
       },
       retryWindowMs: config.ORCHESTRATOR_RETRY_WINDOW_MS,
       matchFanOutInFlight: config.ORCHESTRATOR_MATCH_FANOUT_IN_FLIGHT || null,
+      matchMaxFailedSegments: config.ORCHESTRATOR_MATCH_MAX_FAILED_SEGMENTS,
       poisonMaxAttempts: config.ORCHESTRATOR_POISON_MAX_ATTEMPTS,
       relayPollIntervalMs: config.ORCHESTRATOR_RELAY_POLL_INTERVAL_MS,
     },

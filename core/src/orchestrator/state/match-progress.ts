@@ -15,6 +15,8 @@ export interface MatchProgress {
   /** Given up when the match closed without them (idle grace). */
   segments_missing: number[];
   segments_cancelled: number[];
+  /** A stage failed on them for good; the match went on without them (`ORCHESTRATOR_MATCH_MAX_FAILED_SEGMENTS`). */
+  segments_failed: number[];
   /** Indexes not arrived below the highest known one (or the final one): the match waits for them. */
   gaps: number[];
   /** Received segments each stage has completed. */
@@ -50,18 +52,21 @@ export function matchProgress(job: JobRow, segments: readonly SegmentRow[], rows
     ended_by: job.ended_by,
     final_index: job.final_index,
     segments_received: received.length,
-    segments_missing: segments
-      .filter((s) => s.state === 'missing')
-      .map((s) => s.segment_index)
-      .sort((a, b) => a - b),
-    segments_cancelled: segments
-      .filter((s) => s.state === 'cancelled')
-      .map((s) => s.segment_index)
-      .sort((a, b) => a - b),
+    segments_missing: indexesIn(segments, 'missing'),
+    segments_cancelled: indexesIn(segments, 'cancelled'),
+    segments_failed: indexesIn(segments, 'failed'),
     gaps: segmentGaps(states, job.final_index),
     processed,
     lag_segments: behind.length,
     lag_s: behind.reduce((t, s) => t + (s.duration_s ?? 0), 0),
     received_s: received.reduce((t, s) => t + (s.duration_s ?? 0), 0),
   };
+}
+
+/** The indexes of the segments in `state`, ascending. */
+function indexesIn(segments: readonly SegmentRow[], state: SegmentRow['state']): number[] {
+  return segments
+    .filter((s) => s.state === state)
+    .map((s) => s.segment_index)
+    .sort((a, b) => a - b);
 }

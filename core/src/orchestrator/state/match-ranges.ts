@@ -66,7 +66,7 @@ export async function cancelMatch(
 /**
  * Runs a match job again from `from_stage`, on the whole match or on a range
  * of segments. In the range, `from_stage` and its downstream stages run
- * again (and every row that did not complete, cancelled segments included);
+ * again (and every row that did not complete, cancelled and failed segments included);
  * a sequential stage among them also runs again on every later received
  * segment, because its carry changes. Refused while an affected row runs
  * (cancel it or wait), and on the whole match while the job runs.
@@ -88,7 +88,7 @@ export async function reprocessMatch(
   }
   const again = new Set(stageAndDownstream(command.from_stage, job.stages));
   const revived = [...state.segments.values()].filter(
-    (s) => s.state === 'cancelled' && s.input !== null && inRange(range, s.segment_index),
+    (s) => (s.state === 'cancelled' || s.state === 'failed') && s.input !== null && inRange(range, s.segment_index),
   );
   const affected = (row: StageRow): boolean => {
     const seg = state.segments.get(row.segment_index);

@@ -278,11 +278,31 @@ export class MatchStateMachine {
       [row.job_id, row.stage, row.segment_index, JSON.stringify(command.error)],
     );
     row.status = 'failed';
-    await this.stopRows(tx, state, () => true);
+    row.error = command.error;
     const error = { ...command.error, stage: row.stage, segment_index: row.segment_index };
-    await this.finish(tx, state, 'failed', error);
+    const failedSegments = [...state.segments.values()].filter((s) => s.state === 'failed').length + 1;
+    if (failedSegments > this.#tuning.matchMaxFailedSegments) {
+      await this.stopRows(tx, state, () => true);
+      const failed = {
+        ...error,
+        message:
+          failedSegments > 1
+            ? `${error.message} (segment ${failedSegments} to fail: more than ORCHESTRATOR_MATCH_MAX_FAILED_SEGMENTS = ${this.#tuning.matchMaxFailedSegments})`
+            : error.message,
+      };
+      await this.finish(tx, state, 'failed', failed);
+      effects.push(this.event(state, { stage: row.stage, stageStatus: 'failed', error: failed }));
+      return { outcome: 'applied', finished: { status: 'failed', createdAt: state.job.created_at } };
+    }
+    // One bad segment does not fail the match: it is left out like a missing one.
+    await tx.query(`UPDATE job_segments SET state = 'failed' WHERE job_id = $1 AND segment_index = $2`, [
+      row.job_id,
+      row.segment_index,
+    ]);
+    state.segments.get(row.segment_index)!.state = 'failed';
+    await this.stopRows(tx, state, (r) => r.segment_index === row.segment_index);
     effects.push(this.event(state, { stage: row.stage, stageStatus: 'failed', error }));
-    return { outcome: 'applied', finished: { status: 'failed', createdAt: state.job.created_at } };
+    return this.advance(tx, state, effects);
   }
 
   /** The stage row a worker report is about (by its task id, else by stage and attempt), or why it is stale. */
@@ -321,9 +341,13 @@ export class MatchStateMachine {
       await this.dispatch(tx, state, row, effects, 0);
     }
     if (matchComplete(plan)) {
-      await this.finish(tx, state, 'completed', null);
-      effects.push(this.event(state, {}));
-      return { outcome: 'applied', finished: { status: 'completed', createdAt: state.job.created_at } };
+      // Completed without its failed segments (the error says which); failed when none is left.
+      const error = failedSegmentsError(state);
+      const received = [...state.segments.values()].some((s) => s.state === 'received');
+      const status = error && !received ? 'failed' : 'completed';
+      await this.finish(tx, state, status, error);
+      effects.push(this.event(state, error ? { error } : {}));
+      return { outcome: 'applied', finished: { status, createdAt: state.job.created_at } };
     }
     await this.#saveProgress(tx, state);
     return { outcome: 'applied' };
@@ -376,6 +400,31 @@ export class MatchStateMachine {
   event(state: MatchState, about: EventAbout): OutboxMessage {
     return jobEventMessage(this.#topics, state.job, matchProgressFraction(state), about);
   }
+}
+
+/**
+ * The note a match job ends with when segments failed (`segments_failed`): which, at which stage, and
+ * why (the first failure's code and message); null when none failed.
+ */
+export function failedSegmentsError(state: MatchState): (MessageError & { segments: number[] }) | null {
+  const failed = [...state.segments.values()]
+    .filter((s) => s.state === 'failed')
+    .map((s) => s.segment_index)
+    .sort((a, b) => a - b);
+  if (failed.length === 0) return null;
+  const why = failed.map((k) => {
+    const row = state.rows.find((r) => r.segment_index === k && r.status === 'failed');
+    return `${k} (${row ? `${row.stage}: ${row.error?.code ?? 'failed'}` : 'failed'})`;
+  });
+  const first = state.rows.find((r) => r.segment_index === failed[0] && r.status === 'failed')?.error;
+  return {
+    code: 'segments_failed',
+    message:
+      `segment${failed.length > 1 ? 's' : ''} ${why.join(', ')} failed; the match went on without ${failed.length > 1 ? 'them' : 'it'}` +
+      (first ? ` — ${first.message}` : ''),
+    retriable: false,
+    segments: failed,
+  };
 }
 
 /** Errors of a match job's stage carry the segment they failed on. */

@@ -2,8 +2,11 @@ import { carryKind, SEGMENT_SEQUENTIAL_STAGES, type Stage } from '@polyvision/sh
 import { dependenciesOf } from '../contracts/stages.ts';
 import type { StageStatus } from './job-rows.ts';
 
-/** A segment's state in `job_segments`. */
-export type SegmentState = 'received' | 'missing' | 'cancelled';
+/**
+ * A segment's state in `job_segments`: `received` (its panorama arrived), `missing` (given up at the
+ * idle grace), `cancelled` (by range), `failed` (a stage failed on it for good; the match goes on).
+ */
+export type SegmentState = 'received' | 'missing' | 'cancelled' | 'failed';
 
 /** What the plan needs of a stage row. */
 export interface PlanRow {
@@ -54,8 +57,8 @@ export function isSequential(stage: Stage): boolean {
 
 /**
  * The received segment before `index` a sequential stage continues from:
- * the nearest lower index that was received, skipping missing and cancelled
- * ones. `undefined` when an index below is still unknown (a gap that may yet
+ * the nearest lower index that was received, skipping missing, cancelled and
+ * failed ones. `undefined` when an index below is still unknown (a gap that may yet
  * arrive: the stage waits), `null` when there is none (the stage starts fresh).
  */
 export function previousReceived(
@@ -150,7 +153,7 @@ export function segmentGaps(segments: ReadonlyMap<number, SegmentState>, finalIn
 
 /**
  * Whether the match job is done: the end is known, every index up to the
- * final one is known (received, missing or cancelled), and every stage row
+ * final one is known (received, missing, cancelled or failed), and every stage row
  * of every received segment is completed.
  */
 export function matchComplete(input: PlanInput): boolean {

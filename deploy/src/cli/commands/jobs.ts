@@ -196,6 +196,7 @@ function matchLine(job: JobView): string {
     ...(m.gaps.length ? [`gaps ${m.gaps.join(',')}`] : []),
     ...(m.segments_missing.length ? [`missing ${m.segments_missing.join(',')}`] : []),
     ...(m.segments_cancelled.length ? [`cancelled ${m.segments_cancelled.join(',')}`] : []),
+    ...(m.segments_failed.length ? [`failed ${m.segments_failed.join(',')}`] : []),
   ].join('  ');
 }
 
