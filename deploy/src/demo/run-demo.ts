@@ -410,7 +410,7 @@ async function followJob(
   const wallOffset = Date.now() - performance.now();
   let jobId: string | null = null;
   const reported = new Set<string>();
-  let received = -1;
+  let lastMatchLine = '';
   let job: JobView | null = null;
   for (;;) {
     if (Date.now() > deadline) {
@@ -429,11 +429,16 @@ async function followJob(
     }
     job = jobId ? await getJob(db, jobId) : null;
     if (job) {
-      if (job.match && job.match.segments_received !== received) {
-        received = job.match.segments_received;
-        observer.info?.(
-          `match job ${job.job_id}: ${received} segment(s) received (${job.match.received_s} s)${job.match.live ? ', live' : `, ended by ${job.match.ended_by}`}`,
-        );
+      if (job.match) {
+        const m = job.match;
+        const failed = m.segments_failed.length
+          ? `, ${m.segments_failed.length} failed (${m.segments_failed.join(',')})`
+          : '';
+        // received_s counts the segments still in the match: with failures the count says more.
+        const seconds = failed ? '' : ` (${m.received_s} s)`;
+        const line = `match job ${job.job_id}: ${m.segments_received + m.segments_failed.length} segment(s) received${seconds}${failed}${m.live ? ', live' : `, ended by ${m.ended_by}`}`;
+        if (line !== lastMatchLine) observer.info?.(line);
+        lastMatchLine = line;
       }
       // A match job has one row per stage and segment: a stage is done when every segment went through it.
       const stages = [...new Set(job.stages.map((s) => s.stage))];
