@@ -32,10 +32,17 @@ export async function ensureSegmentRunsTable(db: Database): Promise<void> {
        attempt integer NOT NULL,
        final boolean NOT NULL,
        carry_key text,
+       carry_from integer,
+       gap_s double precision,
        worker_id text NOT NULL,
        started_at timestamptz NOT NULL DEFAULT now(),
        finished_at timestamptz
      )`,
+  );
+  // A table made before these columns existed (a kept local database).
+  await db.exec(
+    `ALTER TABLE test_segment_runs ADD COLUMN IF NOT EXISTS carry_from integer,
+       ADD COLUMN IF NOT EXISTS gap_s double precision`,
   );
 }
 
@@ -57,8 +64,9 @@ export function segmentStage(stage: Stage, options: SegmentStageOptions, workerI
       const index = task.segment?.index ?? -1;
       const carry = task.inputs.find((i) => i.kind === carryKind(stage));
       const inserted = await options.db.query<{ id: string }>(
-        `INSERT INTO test_segment_runs (task_message_id, job_id, stage, segment_index, attempt, final, carry_key, worker_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+        `INSERT INTO test_segment_runs (task_message_id, job_id, stage, segment_index, attempt, final, carry_key,
+           carry_from, gap_s, worker_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
         [
           task.message_id,
           task.job_id,
@@ -67,6 +75,8 @@ export function segmentStage(stage: Stage, options: SegmentStageOptions, workerI
           task.attempt,
           task.segment?.final ?? false,
           carry?.object_key ?? null,
+          task.segment?.carry_from ?? null,
+          task.segment?.gap_s ?? null,
           workerId,
         ],
       );

@@ -77,12 +77,14 @@ interface Run {
   attempt: number;
   final: boolean;
   carry_key: string | null;
+  carry_from: number | null;
+  gap_s: number | null;
   started_at: Date;
   finished_at: Date | null;
 }
 async function runs(h: Harness, jobId: string): Promise<Run[]> {
   const r = await h.db.query<Run>(
-    `SELECT stage, segment_index, attempt, final, carry_key, started_at, finished_at FROM test_segment_runs
+    `SELECT stage, segment_index, attempt, final, carry_key, carry_from, gap_s, started_at, finished_at FROM test_segment_runs
      WHERE job_id = $1 ORDER BY id`,
     [jobId],
   );
@@ -262,10 +264,19 @@ describe.skipIf(pg.skip)(
       // Segment 1 stopped at its failed track; the sequential stages went on from segment 0.
       expect(all.filter((r) => r.segment_index === 1).map((r) => r.stage)).toEqual(['detect', 'track']);
       for (const stage of ['track', 'vcam', 'analyze', 'encode']) {
-        expect(all.find((r) => r.stage === stage && r.segment_index === 2)!.carry_key).toBe(
-          `${ORG}/${match}/${stage}/carry-0`,
-        );
+        const run = all.find((r) => r.stage === stage && r.segment_index === 2)!;
+        expect(run.carry_key).toBe(`${ORG}/${match}/${stage}/carry-0`);
+        // The task says where it continues from, and how much of the match was left out (segment 1: 10 s).
+        expect([run.carry_from, run.gap_s]).toEqual([0, 10]);
       }
+      expect(all.find((r) => r.stage === 'track' && r.segment_index === 0)).toMatchObject({
+        carry_from: null,
+        gap_s: 0,
+      });
+      expect(all.find((r) => r.stage === 'detect' && r.segment_index === 0)).toMatchObject({
+        carry_from: null,
+        gap_s: null,
+      });
       expect((await stageStatus(h, jobId, 'vcam', 1))!.status).toBe('cancelled');
 
       // The cause is fixed: a range reprocess runs the failed segment (and, by carry, the later ones) again.

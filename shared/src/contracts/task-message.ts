@@ -5,7 +5,8 @@ import { type Stage, stageSchema } from './stages.ts';
 
 /**
  * One segment of a match job: its place in the match and on the match clock.
- * `final` is true only for the match's last segment, once the end of the match is known.
+ * `final` is true only for the match's last segment, once the end of the match is known;
+ * `carry_from` / `gap_s` say where a sequential stage continues from when segments were left out.
  */
 export const segmentRefSchema = z.object({
   /** 0-based position of the segment in the match. */
@@ -16,6 +17,18 @@ export const segmentRefSchema = z.object({
   duration_s: z.number().positive(),
   /** True for the match's last segment (the end of the match is known). */
   final: z.boolean(),
+  /**
+   * Sequential stages: the segment whose carry this task reads — the nearest earlier segment that
+   * is still in the match (missing, cancelled and failed ones are skipped) — or null to start fresh
+   * (no earlier segment went through). Absent: `index − 1` (index 0: fresh).
+   */
+  carry_from: z.number().int().min(0).max(1_000_000).nullable().optional(),
+  /**
+   * Match-clock seconds between the end of `carry_from` and this segment's start: the length of the
+   * segments left out between them (0 or absent: none). Stages let time pass over it (the tracker's
+   * lost tracks expire, the playlist marks a discontinuity).
+   */
+  gap_s: z.number().nonnegative().optional(),
 });
 export type SegmentRef = z.infer<typeof segmentRefSchema>;
 

@@ -69,6 +69,7 @@ export async function dispatchSegmentTask(
       start_s: segment.start_s ?? 0,
       duration_s: segment.duration_s ?? 1,
       final: job.final_index === row.segment_index,
+      ...(isSequential(row.stage) ? carryFromOf(state, row.segment_index, segment.start_s ?? 0) : {}),
     },
   };
   effects.push({
@@ -106,4 +107,17 @@ function inputsOf(state: MatchState, row: StageRow): ArtifactRef[] {
     inputs.push(...(carry?.outputs ?? []).filter((o) => o.kind === carryKind(row.stage)));
   }
   return inputs.slice(0, 256);
+}
+
+/**
+ * Where a sequential stage's task on segment `index` continues from: the previous segment still in
+ * the match, and the match-clock seconds left out between its end and `startS` (segments missing,
+ * cancelled or failed).
+ */
+function carryFromOf(state: MatchState, index: number, startS: number): { carry_from: number | null; gap_s: number } {
+  const previous = previousReceived(segmentStates(state), index) ?? null;
+  if (previous === null) return { carry_from: null, gap_s: 0 };
+  const before = state.segments.get(previous);
+  const endS = (before?.start_s ?? 0) + (before?.duration_s ?? 0);
+  return { carry_from: previous, gap_s: Math.max(0, Math.round((startS - endS) * 1000) / 1000) };
 }

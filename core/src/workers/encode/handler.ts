@@ -154,7 +154,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
         entries: parseMediaPlaylist(text).map((e) => ({ ...e, uri: `${up}/${name}/${e.uri}` })),
       });
     }
-    const appended = appendMatchSegment(carried, perRung, segment.final);
+    const appended = appendMatchSegment(carried, perRung, segment.final, (segment.gap_s ?? 0) > 0);
     const matchDir = join(workDir, 'match-hls');
     const outputs: ArtifactRef[] = [];
     await mkdir(matchDir, { recursive: true });

@@ -1,10 +1,14 @@
 import { PolyvisionError } from '@polyvision/shared';
 import { z } from 'zod';
 
-/** One media segment of a playlist: its URI (relative to the playlist) and duration in seconds. */
+/**
+ * One media segment of a playlist: its URI (relative to the playlist) and duration in seconds;
+ * `discontinuity` on the first entry after segments left out of the match (RFC 8216 §4.3.2.3).
+ */
 export interface PlaylistEntry {
   uri: string;
   durationS: number;
+  discontinuity?: boolean;
 }
 
 /** What the encode stage carries from segment k to k+1 of a match (kind `encode-carry`): the match playlists so far. */
@@ -15,7 +19,9 @@ export const matchHlsCarrySchema = z.object({
     z.object({
       /** Rung name, the folder of its playlist (`720p`). */
       name: z.string().regex(/^[A-Za-z0-9._-]+$/),
-      entries: z.array(z.object({ uri: z.string().min(1), durationS: z.number().positive() })),
+      entries: z.array(
+        z.object({ uri: z.string().min(1), durationS: z.number().positive(), discontinuity: z.boolean().optional() }),
+      ),
     }),
   ),
 });
@@ -62,7 +68,12 @@ export function renderMatchPlaylist(
     '#EXT-X-PLAYLIST-TYPE:EVENT',
     '#EXT-X-INDEPENDENT-SEGMENTS',
   ];
-  for (const e of entries) lines.push(`#EXTINF:${e.durationS.toFixed(6)},`, e.uri);
+  for (const e of entries) {
+    // The match clock jumps over segments left out (missing, cancelled, failed): players must not
+    // expect continuous timestamps there.
+    if (e.discontinuity) lines.push('#EXT-X-DISCONTINUITY');
+    lines.push(`#EXTINF:${e.durationS.toFixed(6)},`, e.uri);
+  }
   if (final) lines.push('#EXT-X-ENDLIST');
   return `${lines.join('\n')}\n`;
 }
@@ -72,6 +83,8 @@ export function renderMatchPlaylist(
  *
  * @param carried - the previous segment's carry; null for the first segment.
  * @param segment - per rung: its name and its entries with URIs already relative to the match playlist.
+ * @param afterGap - segments of the match were left out since the carried ones: the first entry
+ *   of this segment is a discontinuity.
  * @returns the new carry (for the next segment) and each rung's playlist text.
  * @throws PolyvisionError `encode_failed` (not retriable) when the rungs differ from the carried ones.
  */
@@ -79,6 +92,7 @@ export function appendMatchSegment(
   carried: MatchHlsCarry | null,
   segment: readonly { name: string; entries: readonly PlaylistEntry[] }[],
   final: boolean,
+  afterGap = false,
 ): { carry: MatchHlsCarry; playlists: { name: string; text: string }[] } {
   if (carried) {
     const before = carried.renditions.map((r) => r.name).join(',');
@@ -91,7 +105,10 @@ export function appendMatchSegment(
   const targetDurationS = Math.max(carried?.targetDurationS ?? 1, Math.ceil(longest));
   const renditions = segment.map((r) => ({
     name: r.name,
-    entries: [...(carried?.renditions.find((c) => c.name === r.name)?.entries ?? []), ...r.entries],
+    entries: [
+      ...(carried?.renditions.find((c) => c.name === r.name)?.entries ?? []),
+      ...r.entries.map((e, i) => (afterGap && carried && i === 0 ? { ...e, discontinuity: true } : e)),
+    ],
   }));
   return {
     carry: { targetDurationS, renditions },

@@ -1,6 +1,6 @@
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ArtifactRef, carryKind, PolyvisionError, type StageTask } from '@polyvision/shared';
+import { type ArtifactRef, carryKind, PolyvisionError, type SegmentRef, type StageTask } from '@polyvision/shared';
 import { z } from 'zod';
 import type { ArtifactIo } from '../artifacts/artifact-io.ts';
 import { segmentOutputKey } from './segment-output-key.ts';
@@ -19,15 +19,18 @@ const envelopeSchema = z.object({
 });
 
 /**
- * The state a sequential stage's run of segment k−1 left for segment k (issue #18), or `null`
- * when there is none to read: a whole-file job, or the match's first segment. Reads the input of
- * kind `carryKind(task.stage)` (`track-carry`, …) that the orchestrator passes.
+ * The state a sequential stage's run of the previous segment left for segment k (issue #18), or
+ * `null` when there is none to read: a whole-file job, the match's first segment, or a segment
+ * that starts fresh (`task.segment.carry_from` null: no earlier segment went through). The
+ * previous segment is `task.segment.carry_from` (segments left out of the match are skipped; see
+ * `gap_s`), else k−1. Reads the input of kind `carryKind(task.stage)` (`track-carry`, …) that the
+ * orchestrator passes.
  *
  * @param schema - validates the stage's own state.
  * @throws PolyvisionError `carry_missing` (not retriable: the orchestrator gave no carry to a
- *   segment after the first, which the same task repeats) when the input is absent;
+ *   segment that continues from another, which the same task repeats) when the input is absent;
  *   `carry_invalid` (not retriable) when it is not JSON, not a carry of this stage and match,
- *   not from segment k−1, or its state does not validate; `input_unavailable` (retriable) from the store.
+ *   not from the previous segment, or its state does not validate; `input_unavailable` (retriable) from the store.
  */
 export async function readCarry<T>(
   task: StageTask,
@@ -36,15 +39,17 @@ export async function readCarry<T>(
   workDir: string,
   signal?: AbortSignal,
 ): Promise<T | null> {
-  if (!task.segment || task.segment.index === 0) return null;
+  if (!task.segment) return null;
+  const from = previousSegmentOf(task.segment);
+  if (from === null) return null;
   const kind = carryKind(task.stage);
   const ref = task.inputs.find((i) => i.kind === kind);
   if (!ref) {
     throw new PolyvisionError(
       'carry_missing',
-      `${task.stage} of segment ${task.segment.index} of match ${task.match_id} needs the ${kind} of segment ${
-        task.segment.index - 1
-      } in its inputs; got ${task.inputs.map((i) => i.kind).join(', ') || 'none'}`,
+      `${task.stage} of segment ${task.segment.index} of match ${task.match_id} needs the ${kind} of segment ${from} in its inputs; got ${
+        task.inputs.map((i) => i.kind).join(', ') || 'none'
+      }`,
       { details: { stage: task.stage, segment: task.segment.index } },
     );
   }
@@ -66,10 +71,8 @@ export async function readCarry<T>(
   if (e.stage !== task.stage || e.match_id !== task.match_id) {
     throw invalid(`a carry of ${e.stage} for match ${e.match_id}, not of ${task.stage} for ${task.match_id}`);
   }
-  if (e.segment_index !== task.segment.index - 1) {
-    throw invalid(
-      `written by segment ${e.segment_index}, segment ${task.segment.index} needs ${task.segment.index - 1}`,
-    );
+  if (e.segment_index !== from) {
+    throw invalid(`written by segment ${e.segment_index}, segment ${task.segment.index} needs ${from}`);
   }
   const state = schema.safeParse(e.state);
   if (!state.success) {
@@ -77,6 +80,15 @@ export async function readCarry<T>(
     throw invalid(`state ${issue?.path.join('.')}: ${issue?.message}`);
   }
   return state.data;
+}
+
+/**
+ * The segment whose carry a segment's task reads: `carry_from` when the orchestrator says (null:
+ * start fresh), else the one before (none for segment 0).
+ */
+export function previousSegmentOf(segment: SegmentRef): number | null {
+  if (segment.carry_from !== undefined) return segment.carry_from;
+  return segment.index === 0 ? null : segment.index - 1;
 }
 
 /**

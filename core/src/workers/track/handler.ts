@@ -28,7 +28,7 @@ import { writeBallTrackFile } from './ball/ball-track-format.ts';
 import { modelCardThresholds } from './model-card.ts';
 import { pitchRegionOf } from './pitch-region.ts';
 import { trackClip, writeTracksFile } from './run-track.ts';
-import { trackCarrySchema } from './tracker-carry.ts';
+import { trackCarryAcrossGap, trackCarrySchema } from './tracker-carry.ts';
 
 /** The repository's default detector (its model card, `metrics.json`, sits beside it). */
 const DEFAULT_MODEL_PATH = fileURLToPath(
@@ -84,7 +84,8 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
       const videoRef = task.inputs.find((i) => i.kind === 'panorama') ?? task.inputs.find((i) => i.kind === 'camera');
       return withWorkDir(async (dir) => {
         const detections = await readDetectionsFile(await io.openInput(input, dir, signal));
-        const carry = await readCarry(task, trackCarrySchema, io, dir, signal);
+        const carried = await readCarry(task, trackCarrySchema, io, dir, signal);
+        const carry = carried && trackCarryAcrossGap(carried, task.segment?.gap_s ?? 0, detections.header.analysisFps);
         let venue: VenueCalibration | undefined;
         if (venueRef) {
           const text = await readFile(await io.openInput(venueRef, dir, signal), 'utf8');

@@ -38,3 +38,22 @@ export const trackCarrySchema = z.object({
   matchFrames: z.number().int().nonnegative(),
 });
 export type TrackCarry = z.output<typeof trackCarrySchema>;
+
+/**
+ * The carry for a segment that follows `gapS` seconds of the match left out (segments missing,
+ * cancelled or failed; `task.segment.gap_s`): every track has ended — the gap is far beyond any lost
+ * buffer, and a player's box from before it says nothing of where he is now — while ids go on (none
+ * is reused) with the same thresholds, and the match's frame count runs on over the gap.
+ *
+ * @param fps - analysed frames per second of the segment.
+ * @returns `carry` itself when there is no gap.
+ */
+export function trackCarryAcrossGap(carry: TrackCarry, gapS: number, fps: number): TrackCarry {
+  if (!(gapS > 0)) return carry;
+  const skipped = Math.round(gapS * fps);
+  return {
+    ...carry,
+    tracker: { ...carry.tracker, frame: carry.tracker.frame + skipped, tracks: [] },
+    matchFrames: carry.matchFrames + skipped,
+  };
+}

@@ -21,7 +21,7 @@ import { ballFromTracks, readBallTrack } from './ball-positions.ts';
 import { planCameraPath } from './camera-path.ts';
 import { pitchRegionFromImage } from './grass-region.ts';
 import { chooseVcamSizing } from './output-size.ts';
-import { cameraPathCarrySchema, type VcamCarry } from './path-carry.ts';
+import { cameraPathCarrySchema, type VcamCarry, vcamCarryAcrossGap } from './path-carry.ts';
 import { measureCameraPath } from './path-quality.ts';
 import { NO_PITCH_REGION, type PitchRegion, pitchRegionFromCalibration, pointInPolygon } from './pitch-region.ts';
 import { renderTracksOverlay } from './render-overlay.ts';
@@ -111,7 +111,8 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             );
           }
         }
-        const carry = await readCarry(task, cameraPathCarrySchema, io, dir, signal);
+        const carried = await readCarry(task, cameraPathCarrySchema, io, dir, signal);
+        const carry = carried && vcamCarryAcrossGap(carried, task.segment?.gap_s ?? 0);
         if (pitch.source === 'none' && env.VCAM_PITCH_FROM_IMAGE && carry?.grassOutline) {
           // A later segment of a match keeps the pitch its first segment found (no decode, no drift).
           const outline = carry.grassOutline;

@@ -18,3 +18,15 @@ export const cameraPathCarrySchema = z.object({
     .optional(),
 });
 export type VcamCarry = z.output<typeof cameraPathCarrySchema>;
+
+/**
+ * The carry for a segment that follows segments left out of the match (`task.segment.gap_s` > 0):
+ * the camera stays where it was, at rest (its speed and the targets it was smoothing over belong to
+ * play that is no longer on screen), and the pitch found on the first segment is kept.
+ *
+ * @returns `carry` itself when there is no gap.
+ */
+export function vcamCarryAcrossGap(carry: VcamCarry, gapS: number): VcamCarry {
+  if (!(gapS > 0)) return carry;
+  return { ...carry, camera: { ...carry.camera, vx: 0, vy: 0 }, recentTargets: [] };
+}

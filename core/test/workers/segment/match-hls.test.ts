@@ -101,4 +101,40 @@ describe('encode appends each segment to the match HLS', () => {
     expect(Number(JSON.parse(probe).format.start_time)).toBeGreaterThan((SEGMENTS - 1) * SEGMENT_S - 0.1);
     expect(dirname(last.uri)).toBe('../../../segment-000002/hls/180p');
   });
+
+  it('marks a discontinuity where segments were left out of the match, and still plays through', async () => {
+    const handler = createStageHandler(
+      { env: { ENCODE_SEGMENT_SECONDS: '1', WORKER_WORK_DIR: join(root, 'work') } } as never,
+      { io },
+    );
+    const gap = (index: number, inputs: ArtifactRef[], segment: object) => ({
+      ...segmentTask('encode', inputs, { ...segmentOf(index, SEGMENTS, SEGMENT_S), ...segment }),
+      model_version: 'gap',
+    });
+    // Segment 1 failed: segment 2 continues from segment 0's playlists, 2 s of the match later.
+    const first = await runStage(handler, gap(0, [clips[0]!], {}));
+    const carry = first.outputs.find((o) => o.kind === 'encode-carry')!;
+    const third = await runStage(handler, gap(2, [clips[2]!, carry], { carry_from: 0, gap_s: SEGMENT_S }));
+    const media = third.outputs.find((o) => o.kind === 'hls-playlist')!;
+    const text = await readFile(join(store, media.object_key), 'utf8');
+    const lines = text.split('\n');
+    const marker = lines.indexOf('#EXT-X-DISCONTINUITY');
+    expect(marker).toBeGreaterThan(0);
+    expect(lines.filter((l) => l === '#EXT-X-DISCONTINUITY')).toHaveLength(1);
+    // Segment 0's pieces before it, segment 2's after it.
+    expect(lines.slice(0, marker).some((l) => l.includes('segment-000000/'))).toBe(true);
+    expect(lines.slice(0, marker).some((l) => l.includes('segment-000002/'))).toBe(false);
+    expect(lines[marker + 2]).toContain('segment-000002/');
+    expect(text).toContain('#EXT-X-ENDLIST');
+    const { stdout } = await promisify(execFile)('ffprobe', [
+      '-v',
+      'error',
+      '-show_entries',
+      'format=duration',
+      '-of',
+      'json',
+      join(store, dirname(media.object_key), '..', 'master.m3u8'),
+    ]);
+    expect(Number(JSON.parse(stdout).format.duration)).toBeGreaterThan(2 * SEGMENT_S - 0.5);
+  });
 });

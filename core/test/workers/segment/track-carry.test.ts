@@ -148,6 +148,44 @@ describe('track over a match segment by segment', () => {
     expect((error as PolyvisionError).retriable).toBe(false);
   });
 
+  it('continues past a segment left out (carry_from, gap_s): no carry_invalid, new ids, the match frames run on', async () => {
+    // Segment 1 failed: segment 2 reads segment 0's carry, 2 s of the match later.
+    const result = await runStage(handler(), {
+      ...segmentTask('track', [detections[2]!, carries[0]!], {
+        ...segmentOf(2, SEGMENTS, SEGMENT_S),
+        carry_from: 0,
+        gap_s: SEGMENT_S,
+      }),
+      model_version: 'after-gap',
+    });
+    const after = await readTracksFile(
+      join(root, 'store', result.outputs.find((o) => o.kind === 'tracks')!.object_key),
+    );
+    const before = tracks[0]!.tracks.filter((t) => t.class !== 'ball').map((t) => t.id);
+    const people = after.tracks.filter((t) => t.class !== 'ball');
+    expect(people).toHaveLength(PLAYERS);
+    // Boxes from before the gap say nothing of where the players are now: no id continues, none is reused.
+    for (const t of people) expect(t.id).toBeGreaterThan(Math.max(...before));
+    expect(after.segment).toEqual({ index: 2, startS: 2 * SEGMENT_S, firstMatchFrame: 2 * FPS * SEGMENT_S });
+    // The same carry without the orchestrator's carry_from is refused, as before.
+    const refused = await runStage(
+      handler(),
+      segmentTask('track', [detections[2]!, carries[0]!], segmentOf(2, SEGMENTS, SEGMENT_S)),
+    ).catch((e: unknown) => e);
+    expect((refused as PolyvisionError).code).toBe('carry_invalid');
+  });
+
+  it('starts fresh when no earlier segment went through (carry_from null), instead of carry_missing', async () => {
+    const result = await runStage(handler(), {
+      ...segmentTask('track', [detections[1]!], { ...segmentOf(1, SEGMENTS, SEGMENT_S), carry_from: null, gap_s: 0 }),
+      model_version: 'first-failed',
+    });
+    const alone = await readTracksFile(
+      join(root, 'store', result.outputs.find((o) => o.kind === 'tracks')!.object_key),
+    );
+    expect(alone.tracks.filter((t) => t.class !== 'ball').map((t) => t.id)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
   it('fails with carry_invalid for the carry of another segment', async () => {
     const error = await runStage(
       handler(),
