@@ -100,6 +100,36 @@ describe('vcam stage over a match segment by segment', () => {
     expect(boundary).toBeLessThanOrEqual(inside * 1.05);
   });
 
+  it('continues past a segment left out (carry_from, gap_s): renders, the camera starting at rest where it was', async () => {
+    const version = (task: ReturnType<typeof segmentTask>) => ({ ...task, model_version: 'gap' });
+    const first = await runStage(
+      handler(),
+      version(segmentTask('vcam', [tracks[0]!, videos[0]!], segmentOf(0, 3, SEGMENT_S))),
+    );
+    const carry = first.outputs.find((o) => o.kind === 'vcam-carry')!;
+    const before = JSON.parse(
+      await readFile(join(store, first.outputs.find((o) => o.kind === 'vcam-path')!.object_key), 'utf8'),
+    ).windows as CropWindow[];
+    // Segment 1 was left out: segment 2 (the second clip's tracks and video) reads segment 0's carry.
+    const third = await runStage(
+      handler(),
+      version(
+        segmentTask('vcam', [tracks[1]!, videos[1]!, carry], {
+          ...segmentOf(2, 3, SEGMENT_S),
+          carry_from: 0,
+          gap_s: SEGMENT_S,
+        }),
+      ),
+    );
+    expect(third.outputs.find((o) => o.kind === 'vcam')?.object_key).toBe(
+      'org-1/match-1/vcam/gap/segment-000002/vcam.mp4',
+    );
+    const after = JSON.parse(
+      await readFile(join(store, third.outputs.find((o) => o.kind === 'vcam-path')!.object_key), 'utf8'),
+    ).windows as CropWindow[];
+    expect(Math.abs(after[0]!.cx - before.at(-1)!.cx)).toBeLessThan(0.02 * 640);
+  });
+
   it('fails with carry_missing for a later segment without the carry', async () => {
     const error = await runStage(
       handler(),
