@@ -289,7 +289,25 @@ describe.skipIf(pg.skip)(
       expect((await getJob(h.db, jobId))!.error).toBeNull();
       expect((await stageStatus(h, jobId, 'encode', 1))!.status).toBe('completed');
 
+      // The last segment fails after segment 1's analyze and encode ran as not final: they run again as
+      // final (the playlist's ENDLIST, the final analytics).
+      current = 'last-bad';
+      failing.add('last-bad:track:2');
+      const lastId = await segment(h, current, 0);
+      for (const k of [1, 2]) await segment(h, current, k);
+      await h.client.end(ref(current), 'marker', BASE_SLOT + 2);
+      await h.waitForStatus([lastId], 'completed');
+      expect((await getJob(h.db, lastId))!.match).toMatchObject({ segments_failed: [2] });
+      const lastRuns = await runs(h, lastId);
+      for (const stage of ['analyze', 'encode']) {
+        const mine = lastRuns.filter((r) => r.stage === stage && r.segment_index === 1);
+        expect(mine.at(-1)!.final).toBe(true);
+        expect(mine.filter((r) => r.final)).toHaveLength(1);
+      }
+      expect(lastRuns.filter((r) => r.segment_index === 2).map((r) => r.stage)).toEqual(['detect', 'track']);
+
       // Two segments fail with a budget of one: the second fails the match, and says why.
+      failing.clear();
       current = 'two-bad';
       failing.add('two-bad:detect:0').add('two-bad:detect:1');
       const worseId = await segment(h, current, 0);

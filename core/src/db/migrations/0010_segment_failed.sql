@@ -8,3 +8,8 @@
 ALTER TABLE job_segments DROP CONSTRAINT job_segments_state_check;
 ALTER TABLE job_segments ADD CONSTRAINT job_segments_state_check
   CHECK (state IN ('received', 'missing', 'cancelled', 'failed'));
+
+-- Whether a stage row's current run was dispatched as the match's last segment (`segment.final`):
+-- when the segments after the last one still in the match were left out (failed, cancelled,
+-- missing) after its analyze/encode ran, those run again as final (ENDLIST, final analytics).
+ALTER TABLE job_stages ADD COLUMN dispatched_final boolean NOT NULL DEFAULT false;

@@ -48,6 +48,8 @@ export interface StageRow {
   stats: Record<string, number> | null;
   error: MessageError | null;
   dispatched_at: Date | null;
+  /** Match jobs: the current run was dispatched as the match's last segment (`segment.final`). */
+  dispatched_final: boolean;
   started_at: Date | null;
   heartbeat_at: Date | null;
   /** Schedule-to-start deadline while dispatched; start-to-close deadline while running. */

@@ -14,7 +14,7 @@ import type { OrchestratorTuning } from '../options.ts';
 import type { OutboxMessage } from '../outbox/outbox-writer.ts';
 import type { JobRow, StageRow } from './job-rows.ts';
 import { type MatchState, segmentStates } from './match-rows.ts';
-import { isSequential, previousReceived } from './segment-plan.ts';
+import { isSequential, lastSegmentInMatch, previousReceived } from './segment-plan.ts';
 
 /** The Redis/claim idempotency key of one stage run on one segment: `{stage}:{org}:{match}:{model}:segment-{k}`. */
 export function segmentIdempotencyKey(job: JobRow, stage: Stage, modelVersion: string, index: number): string {
@@ -39,17 +39,25 @@ export async function dispatchSegmentTask(
   const { job } = state;
   const attempt = row.attempt + 1;
   const messageId = randomUUID();
+  const final = lastSegmentInMatch(segmentStates(state), job.final_index) === row.segment_index;
   const deadlineMs = delayMs + tuning.scheduleToStartMs[job.priority === 'high' ? 'high' : 'normal'];
   await tx.query(
     `UPDATE job_stages SET status = 'dispatched', attempt = $4, task_message_id = $5, progress = 0,
-       dispatched_at = now(), scheduled_at = now() + ($7::double precision * interval '1 millisecond'),
+       dispatched_at = now(), dispatched_final = $8,
+       scheduled_at = now() + ($7::double precision * interval '1 millisecond'),
        run_started_at = COALESCE(run_started_at, now()),
        deadline_at = now() + ($6::double precision * interval '1 millisecond'),
        started_at = NULL, heartbeat_at = NULL, worker_id = NULL
      WHERE job_id = $1 AND stage = $2 AND segment_index = $3`,
-    [job.job_id, row.stage, row.segment_index, attempt, messageId, deadlineMs, delayMs],
+    [job.job_id, row.stage, row.segment_index, attempt, messageId, deadlineMs, delayMs, final],
   );
-  Object.assign(row, { status: 'dispatched', attempt, task_message_id: messageId, progress: 0 });
+  Object.assign(row, {
+    status: 'dispatched',
+    attempt,
+    task_message_id: messageId,
+    progress: 0,
+    dispatched_final: final,
+  });
   row.run_started_at ??= new Date();
   const segment = state.segments.get(row.segment_index)!;
   const task: StageTask = {
@@ -68,7 +76,7 @@ export async function dispatchSegmentTask(
       index: row.segment_index,
       start_s: segment.start_s ?? 0,
       duration_s: segment.duration_s ?? 1,
-      final: job.final_index === row.segment_index,
+      final,
       ...(isSequential(row.stage) ? carryFromOf(state, row.segment_index, segment.start_s ?? 0) : {}),
     },
   };

@@ -17,9 +17,9 @@ import { type EventAbout, jobEventMessage } from './job-event.ts';
 import { type JobRow, lockJob, type StageRow } from './job-rows.ts';
 import type { TransitionResult } from './job-state-machine.ts';
 import { dispatchSegmentTask } from './match-dispatch.ts';
-import { cancelMatch, reprocessMatch } from './match-ranges.ts';
+import { cancelMatch, reprocessMatch, resetStageRow } from './match-ranges.ts';
 import { loadMatch, type MatchState, matchProgressFraction, segmentStates } from './match-rows.ts';
-import { dispatchableTasks, matchComplete } from './segment-plan.ts';
+import { dispatchableTasks, FINAL_AWARE_STAGES, lastSegmentInMatch, matchComplete } from './segment-plan.ts';
 import { retryOf } from './stage-retry.ts';
 
 const ACTIVE = new Set(['dispatched', 'running']);
@@ -329,6 +329,7 @@ export class MatchStateMachine {
    */
   async advance(tx: Queryable, state: MatchState, effects: OutboxMessage[]): Promise<TransitionResult> {
     if (state.job.status !== 'running') return { outcome: 'applied' };
+    await this.#finalAgain(tx, state);
     const plan = {
       stages: state.job.stages,
       segments: segmentStates(state),
@@ -351,6 +352,20 @@ export class MatchStateMachine {
     }
     await this.#saveProgress(tx, state);
     return { outcome: 'applied' };
+  }
+
+  /**
+   * When the segments after the match's last one still in it were left out after that segment's
+   * analyze/encode ran (as not final), those stages run again on it as final: the playlist gets its
+   * `#EXT-X-ENDLIST`, the analytics their final summary.
+   */
+  async #finalAgain(tx: Queryable, state: MatchState): Promise<void> {
+    const last = lastSegmentInMatch(segmentStates(state), state.job.final_index);
+    if (last === null) return;
+    for (const row of state.rows) {
+      if (row.segment_index !== last || !FINAL_AWARE_STAGES.has(row.stage)) continue;
+      if (row.status === 'completed' && !row.dispatched_final) await resetStageRow(tx, row, row.model_version);
+    }
   }
 
   /** Sets active and pending rows that `which` selects to `cancelled` and drops their unsent tasks. */

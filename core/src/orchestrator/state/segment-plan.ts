@@ -101,6 +101,7 @@ export function dispatchableTasks(input: PlanInput): PlannedTask[] {
     input.segments.get(row.segment_index) === 'received' &&
     dependenciesOf(row.stage, input.stages).every((dep) => status.get(`${dep}:${row.segment_index}`) === 'completed');
   const fanOutAllowed = fanOutWindow(input, ready);
+  const last = lastSegmentInMatch(input.segments, input.finalIndex);
   const out: PlannedTask[] = [];
   for (const row of input.rows) {
     if (!ready(row)) continue;
@@ -114,7 +115,7 @@ export function dispatchableTasks(input: PlanInput): PlannedTask[] {
       carryFrom = previous;
     }
     if (FINAL_AWARE_STAGES.has(row.stage) && input.finalIndex === null && maxKnown <= k) continue;
-    out.push({ stage: row.stage, index: k, final: input.finalIndex === k, carryFrom });
+    out.push({ stage: row.stage, index: k, final: last === k, carryFrom });
   }
   return out;
 }
@@ -141,6 +142,25 @@ function fanOutWindow(input: PlanInput, ready: (row: PlanRow) => boolean): Set<s
     for (const k of indexes.sort((a, b) => a - b).slice(0, room)) allowed.add(`${stage}:${k}`);
   }
   return allowed;
+}
+
+/**
+ * The match's last segment still in it, once that is settled: the end is known and every index
+ * after the highest received one, up to the final index, is known and left out (missing,
+ * cancelled, failed). Its analyze/encode run as `final` (VOD playlist, final analytics). Null
+ * while the end is unknown, a later index may still arrive, or no segment is received.
+ */
+export function lastSegmentInMatch(
+  segments: ReadonlyMap<number, SegmentState>,
+  finalIndex: number | null,
+): number | null {
+  if (finalIndex === null) return null;
+  for (let k = finalIndex; k >= 0; k--) {
+    const state = segments.get(k);
+    if (state === undefined) return null;
+    if (state === 'received') return k;
+  }
+  return null;
 }
 
 /** Indexes below the highest known one (or the final index) that have not arrived: gaps, ascending. */
