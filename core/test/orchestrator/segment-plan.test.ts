@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { StageStatus } from '../../src/orchestrator/state/job-rows.ts';
 import {
   dispatchableTasks,
+  lastSegmentInMatch,
   matchComplete,
   type PlanRow,
   type SegmentState,
@@ -80,6 +81,18 @@ describe('segment plan', () => {
     expect(plan({ 0: 'received' }, r)).toEqual([]);
     expect(plan({ 0: 'received' }, r, 0)).toEqual(['analyze:0:final']);
     expect(plan({ 0: 'received', 1: 'received' }, [...r, ...rows({ 1: {} })])).toEqual(['analyze:0', 'detect:1']);
+    // The final segment failed: segment 0 is the last one still in the match, and runs as final.
+    expect(plan({ 0: 'received', 1: 'failed' }, [...r, ...rows({ 1: {} })], 1)).toEqual(['analyze:0:final']);
+  });
+
+  it('names the last segment still in the match only once nothing after it can arrive', () => {
+    const states = (spec: Record<number, SegmentState>) =>
+      new Map(Object.entries(spec).map(([k, v]) => [Number(k), v]));
+    expect(lastSegmentInMatch(states({ 0: 'received', 1: 'received' }), null)).toBeNull();
+    expect(lastSegmentInMatch(states({ 0: 'received', 1: 'received' }), 1)).toBe(1);
+    expect(lastSegmentInMatch(states({ 0: 'received', 1: 'failed', 2: 'missing' }), 2)).toBe(0);
+    expect(lastSegmentInMatch(states({ 0: 'received', 2: 'failed' }), 2)).toBeNull(); // 1 may still arrive
+    expect(lastSegmentInMatch(states({ 0: 'failed', 1: 'cancelled' }), 1)).toBeNull();
   });
 
   it('completes when the end is known, no gap is left and every received segment went through every stage', () => {
