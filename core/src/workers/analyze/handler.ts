@@ -112,7 +112,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             carry = accumulated.carry;
             const matchDir = join(dir, 'match-analytics');
             const match = await writeMatchAnalytics(matchDir, carry, accumulated.teams, collect.space!, {
-              segments: task.segment.index + 1,
+              segments: carry.segments ?? task.segment.index + 1,
               final: task.segment.final,
             });
             matchPlayers = match.players.length;

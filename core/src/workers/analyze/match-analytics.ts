@@ -22,6 +22,8 @@ export const matchAnalyticsCarrySchema = z.object({
   venueId: z.string().nullable(),
   bounds: z.tuple([finite, finite, finite, finite]),
   durationSeconds: finite.nonnegative(),
+  /** Segments accumulated so far (segments left out of the match are not counted). */
+  segments: z.number().int().positive().optional(),
   players: z.array(
     z.object({
       trackId: z.number().int().positive(),
@@ -159,6 +161,7 @@ export function accumulateMatchAnalytics(
       venueId: summary.venueId,
       bounds: summary.bounds,
       durationSeconds: round((carried?.durationSeconds ?? 0) + summary.durationSeconds),
+      segments: (carried ? (carried.segments ?? 1) : 0) + 1,
       players: [...players.values()].sort((a, b) => a.trackId - b.trackId),
       samples: [...samples].map(([trackId, list]) => ({ trackId, rgb: list })),
       teamColours: colours,

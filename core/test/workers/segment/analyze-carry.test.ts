@@ -79,4 +79,29 @@ describe('analyze accumulates over a match segment by segment', () => {
     expect(frames.get(3)).toBe(FRAMES);
     expect(last.heatmaps.all).toBe('heatmaps/all.png');
   });
+
+  it('after a segment left out, counts the segments it accumulated, not the index', async () => {
+    const handler = createStageHandler({ env: { WORKER_WORK_DIR: join(root, 'work') } } as never, { io });
+    const version = (task: ReturnType<typeof segmentTask>) => ({ ...task, model_version: 'gap' });
+    const first = await runStage(
+      handler,
+      version(segmentTask('analyze', [tracks[0]!, videos[0]!], segmentOf(0, SEGMENTS, SEGMENT_S))),
+    );
+    const carry = first.outputs.find((o) => o.kind === 'analyze-carry')!;
+    // Segment 1 was left out: segment 2 (the third clip) continues from segment 0.
+    const third = await runStage(
+      handler,
+      version(
+        segmentTask('analyze', [tracks[2]!, videos[2]!, carry], {
+          ...segmentOf(2, SEGMENTS, SEGMENT_S),
+          carry_from: 0,
+          gap_s: SEGMENT_S,
+        }),
+      ),
+    );
+    const match = third.outputs.find((o) => o.kind === 'match-analytics')!;
+    const summary = JSON.parse(await readFile(join(store, match.object_key), 'utf8')) as MatchAnalyticsSummary;
+    expect(summary).toMatchObject({ segments: 2, final: true });
+    expect(summary.durationSeconds).toBeCloseTo(2 * SEGMENT_S, 1);
+  });
 });
