@@ -91,6 +91,46 @@ describe('recording', () => {
     spool.close();
   });
 
+  it('raises stitch_behind while the stitcher is slower than the cameras, and clears it when it catches up', async () => {
+    const alarms = new Alarms();
+    const spool = await Spool.open({ dir: join(work, 'spool-3'), alarms, minFreeBytes: 0 });
+    // The real stitcher, held back until released: a host too slow for the rig.
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const slow: Stitcher = {
+      ...stitcher,
+      stitch: async (inputs, out, signal) => {
+        await held;
+        return stitcher.stitch(inputs, out, signal);
+      },
+    };
+    const recorder = new MatchRecorder({
+      matchId: 'match-3',
+      cameras: clip.venue.cameras.map((c) => ({ id: c.id, source: { kind: 'synthetic', clip_dir: clip.dir } })),
+      segmentDurationS: 1,
+      spool,
+      alarms,
+      stitcher: slow,
+      stitchWaitMs: 600_000,
+    });
+    const controller = new AbortController();
+    const running = recorder.run(controller.signal);
+    await waitFor(() => alarms.has('stitch_behind', 'match-3'), { timeoutMs: 30_000, message: 'stitch_behind' });
+    const alarm = alarms.list().find((a) => a.code === 'stitch_behind')!;
+    expect(alarm.message).toMatch(/\d+ slots \(\d+ s of footage\) wait for the stitcher/);
+    expect(recorder.counters().stitchQueueSlots).toBeGreaterThanOrEqual(3);
+    expect(recorder.counters().stitched).toBe(0);
+    controller.abort();
+    release();
+    await running;
+    expect(alarms.has('stitch_behind', 'match-3')).toBe(false);
+    expect(recorder.counters().stitchQueueSlots).toBe(0);
+    expect(recorder.counters().stitched).toBeGreaterThanOrEqual(3);
+    spool.close();
+  });
+
   it('keeps recording the other cameras when one never connects and one is not a video, with alarms', async () => {
     const alarms = new Alarms();
     const spool = await Spool.open({ dir: join(work, 'spool-2'), alarms, minFreeBytes: 0 });

@@ -336,6 +336,7 @@ export class EdgeNode {
         panorama_segments: this.#panoramaSegments + (counters?.stitched ?? 0),
         stitch_failures: this.#stitchFailures + (counters?.stitchFailures ?? 0),
         raw_segments_kept: this.#rawSegmentsKept + (counters?.rawKept ?? 0),
+        stitch_queue_slots: counters?.stitchQueueSlots ?? 0,
       },
       cameras: r?.recorder.cameras() ?? [],
       spool: {
@@ -403,6 +404,11 @@ export class EdgeNode {
       'edge_seam_error_px',
       'Worst seam error at the last live seam check (median distance of matches across the seam), panorama pixels; NaN before one',
       () => this.stitcher?.seamCheck?.errorPx ?? Number.NaN,
+    );
+    gauge(
+      'edge_stitch_queue_slots',
+      'Segment slots waiting for or in the stitcher (the stitcher is behind the cameras when this grows)',
+      () => this.#recording?.recorder.counters().stitchQueueSlots ?? 0,
     );
     gauge('edge_heartbeat_timestamp_seconds', 'Unix time of the last heartbeat', () => this.#lastHeartbeatMs / 1000);
   }

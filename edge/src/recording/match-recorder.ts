@@ -43,6 +43,12 @@ export interface MatchRecorderOptions {
   uploadCameraSegments?: boolean;
   /** How long a slot waits for lagging cameras after its first segment, ms. @defaultValue 2 × segment */
   stitchWaitMs?: number;
+  /**
+   * Slots waiting for (or in) the stitcher at which the alarm `stitch_behind` is raised: the
+   * stitcher is slower than the cameras (the panorama falls further behind the match, the spool
+   * fills with raw segments). Cleared when at most one slot waits. @defaultValue 3
+   */
+  stitchBehindSlots?: number;
   /** Consulted before a camera (re)starts (disk guard). */
   canStart?: () => Promise<boolean>;
   restartBaseDelayMs?: number;
@@ -66,6 +72,8 @@ export class MatchRecorder {
   #stitched = 0;
   #stitchFailures = 0;
   #rawKept = 0;
+  /** Slots handed to the stitch queue and not done yet (the one being stitched included). */
+  #stitchQueueSlots = 0;
 
   constructor(options: MatchRecorderOptions) {
     this.#o = options;
@@ -98,14 +106,22 @@ export class MatchRecorder {
    * Since start: panorama segments stitched, stitch failures, slots waiting for cameras, and
    * `rawKept` — camera segments spooled although camera uploads are off, because no panorama holds
    * them (their slot's stitch failed, the slot was already stitched when they arrived, or a second
-   * segment of one camera in one slot: a camera running over a second behind the clock).
+   * segment of one camera in one slot: a camera running over a second behind the clock), and
+   * `stitchQueueSlots` — slots waiting for or in the stitcher (see `stitchBehindSlots`).
    */
-  counters(): { stitched: number; stitchFailures: number; pendingSlots: number; rawKept: number } {
+  counters(): {
+    stitched: number;
+    stitchFailures: number;
+    pendingSlots: number;
+    rawKept: number;
+    stitchQueueSlots: number;
+  } {
     return {
       stitched: this.#stitched,
       stitchFailures: this.#stitchFailures,
       pendingSlots: this.#slots.size,
       rawKept: this.#rawKept,
+      stitchQueueSlots: this.#stitchQueueSlots,
     };
   }
 
@@ -222,7 +238,30 @@ export class MatchRecorder {
     if (!slot) return;
     this.#slots.delete(slotId);
     if (slot.timer) clearTimeout(slot.timer);
-    this.#queue = this.#queue.then(() => this.#stitchSlot(slotId, slot)).catch(() => {});
+    this.#stitchQueueSlots++;
+    this.#checkStitchBehind();
+    this.#queue = this.#queue
+      .then(() => this.#stitchSlot(slotId, slot))
+      .catch(() => {})
+      .finally(() => {
+        this.#stitchQueueSlots--;
+        this.#checkStitchBehind();
+      });
+  }
+
+  /** Raises `stitch_behind` while `stitchBehindSlots` or more slots wait for the stitcher; clears it at ≤ 1. */
+  #checkStitchBehind(): void {
+    const waiting = this.#stitchQueueSlots;
+    if (waiting >= (this.#o.stitchBehindSlots ?? 3)) {
+      this.#o.alarms.raise(
+        'stitch_behind',
+        this.#o.matchId,
+        `stitching runs behind the cameras: ${waiting} slots (${waiting * this.#o.segmentDurationS} s of footage) wait for the stitcher, and the panorama falls further behind the match; lower the panorama width, use NVENC, or give the edge more CPU`,
+        { details: { slots: waiting } },
+      );
+    } else if (waiting <= 1) {
+      this.#o.alarms.clear('stitch_behind', this.#o.matchId);
+    }
   }
 
   async #stitchSlot(slotId: number, slot: Slot): Promise<void> {

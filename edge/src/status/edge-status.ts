@@ -16,6 +16,8 @@ export interface EdgeStatus {
     stitch_failures: number;
     /** Camera segments uploaded raw although camera uploads are off: no panorama holds them (`MatchRecorder.counters`). */
     raw_segments_kept: number;
+    /** Slots waiting for or in the stitcher now (alarm `stitch_behind` at 3). */
+    stitch_queue_slots: number;
   };
   cameras: CameraStatus[];
   spool: {
