@@ -139,4 +139,38 @@ describe('polyvision eval tracks', () => {
     expect(result.IDF1).toBeCloseTo(0.6, 10);
     expect(result.DetA).toBeCloseTo(1, 10);
   });
+
+  it('with sparse hand labels: only the labelled frames count, and boxes in ignore regions count neither way', async () => {
+    // Labelled every second analysed frame (source frames 0, 10, 20 of an analysis at 5 fps), one
+    // person; an ignore region (consider = 0) over the stands at x ≥ 150.
+    const lines: string[] = [];
+    for (const f of [0, 10, 20]) lines.push(`${f + 1},7,${f},0,10,20,1,1,1`, `${f + 1},-1,150,0,50,100,0,1,1`);
+    const mot = join(dir, 'sparse-gt.txt');
+    await writeFile(mot, `${lines.join('\n')}\n`);
+    const at = (k: number, x: number) => ({ frame: k, tMs: k * 200, box: [x, 0, x + 10, 20], score: 0.9 });
+    const tracks = {
+      format: 'polyvision.tracks',
+      version: 1,
+      detections: { ...header(200, 100), analysisFps: 5 },
+      tracker: { name: 'fixture', options: {} },
+      frameCount: 5,
+      tracks: [
+        // The person, right in every analysed frame (frames 1 and 3 have no labels).
+        { id: 1, class: 'player', frames: [0, 1, 2, 3, 4].map((k) => at(k, 5 * k)) },
+        // A spectator in the stands: inside the ignore region.
+        { id: 2, class: 'player', frames: [0, 1, 2, 3, 4].map((k) => at(k, 170)) },
+      ],
+    };
+    const pred = join(dir, 'sparse-tracks.json');
+    await writeFile(pred, JSON.stringify(tracks));
+    const sparse = await evalCli('tracks', '--gt', mot, '--pred', pred, '--gt-frames-only');
+    expect(sparse.frames).toBe(3);
+    expect(sparse.MOTA).toBeCloseTo(1, 10);
+    expect(sparse.HOTA).toBeCloseTo(1, 10);
+    // Over every analysed frame, the unlabelled frames' boxes are false positives (2 of the person,
+    // 2 of the spectator, whose frames there have no ignore region either): MOTA 1 − 4/3.
+    const all = await evalCli('tracks', '--gt', mot, '--pred', pred);
+    expect(all.frames).toBe(5);
+    expect(all.MOTA).toBeCloseTo(1 - 4 / 3, 10);
+  });
 });

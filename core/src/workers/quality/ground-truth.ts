@@ -20,6 +20,11 @@ export interface GroundTruth {
   names?: string[];
   /** Class names that occur in the ground truth or its class map. */
   classes: string[];
+  /**
+   * MOTChallenge rows with `consider` (column 7) = 0, per 0-based frame: regions not labelled
+   * (spectators, the bench, outside the labelled area) — a prediction there is neither right nor wrong.
+   */
+  ignore?: Map<number, [number, number, number, number][]>;
 }
 
 /** The football-players-detection dataset's class ids (`../shared/datasets/football-players-detection`). */
@@ -87,8 +92,9 @@ export async function readYoloLabels(
 
 /**
  * Reads MOTChallenge ground truth (`frame,id,left,top,width,height,conf,class,visibility`,
- * 1-based frames); rows with `conf` 0 or `visibility` below `minVisibility`
- * are left out, rows without a class column count as the map's first class.
+ * 1-based frames); rows with `conf` (consider) 0 are ignore regions (`ignore`), rows with
+ * `visibility` below `minVisibility` are left out, rows without a class column count as the
+ * map's first class.
  *
  * @throws PolyvisionError `ground_truth_invalid` naming the line.
  */
@@ -98,6 +104,7 @@ export async function readMotGroundTruth(
   minVisibility = 0,
 ): Promise<GroundTruth> {
   const frames = new Map<number, LabelledBox[]>();
+  const ignore = new Map<number, [number, number, number, number][]>();
   const text = await readFile(path, 'utf8');
   const firstClass = [...classMap.values()][0] ?? 'player';
   text.split(/\r?\n/).forEach((line, i) => {
@@ -106,7 +113,11 @@ export async function readMotGroundTruth(
     if (v.length < 6 || v.slice(0, 6).some((x) => !Number.isFinite(x))) {
       throw new PolyvisionError('ground_truth_invalid', `${path}:${i + 1}: expected frame,id,left,top,width,height,…`);
     }
-    if (v.length >= 7 && v[6] === 0) return;
+    if (v.length >= 7 && v[6] === 0) {
+      const [frame, , left, top, width, height] = v as [number, number, number, number, number, number];
+      ignore.set(frame - 1, [...(ignore.get(frame - 1) ?? []), [left, top, left + width, top + height]]);
+      return;
+    }
     if (v.length >= 9 && v[8]! < minVisibility) return;
     const cls = v.length >= 8 ? classMap.get(v[7]!) : firstClass;
     if (cls === undefined) return;
@@ -115,7 +126,7 @@ export async function readMotGroundTruth(
     list.push({ class: cls, id, box: [left, top, left + width, top + height] });
     frames.set(frame - 1, list);
   });
-  return { kind: 'mot', frames, classes: [...new Set(classMap.values())] };
+  return { kind: 'mot', frames, classes: [...new Set(classMap.values())], ignore };
 }
 
 /**

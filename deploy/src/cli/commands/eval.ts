@@ -27,7 +27,9 @@ Scores the analysis stages' outputs against ground truth.
       MOTChallenge gt is matched by source frame (gt frame = sourceFrame + 1).
   eval tracks --gt <mot-gt.txt> --pred <tracks.json>
       HOTA, DetA, AssA, MOTA, IDF1 (TrackEval port, core/src/workers/quality)
-      over the analysed frames, for the classes in --classes.
+      over the analysed frames, for the classes in --classes. A predicted box
+      whose centre lies in an ignore region of its frame (gt rows with
+      consider = 0: spectators, an area not labelled) is left out.
 
 Options:
   --iou <x>             IoU threshold                          [0.5]
@@ -37,6 +39,8 @@ Options:
                          MOT: 1:player,2:goalkeeper,3:referee,4:ball]
   --min-visibility <x>  MOT gt rows less visible are left out  [0]
   --classes <a,b>       tracks: classes compared  [player,goalkeeper,referee]
+  --gt-frames-only      tracks: only the analysed frames that have ground truth
+                        (hand-labelled every n-th frame)
   --json                print the result as JSON
   -h, --help
 
@@ -57,6 +61,7 @@ export async function run(argv: string[]): Promise<number> {
         'class-map': { type: 'string' },
         'min-visibility': { type: 'string' },
         classes: { type: 'string' },
+        'gt-frames-only': { type: 'boolean' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -103,11 +108,24 @@ export async function run(argv: string[]): Promise<number> {
     const fps = tracks.detections.source.fps;
     // Analysed frame → source frame by its pts; MOTChallenge frames are 1-based.
     const frameOf = (tMs: number) => Math.round((tMs * fps) / 1000) + 1;
+    const labelled = new Set([...gt.frames.keys(), ...(gt.ignore?.keys() ?? [])].map((f) => f + 1));
     const analysed = new Set<number>();
+    for (const t of tracks.tracks) {
+      for (const f of t.frames) {
+        const frame = frameOf(f.tMs);
+        if (!values['gt-frames-only'] || labelled.has(frame)) analysed.add(frame);
+      }
+    }
+    // A box whose centre is in an ignore region of its frame counts neither way.
+    const ignored = (frame: number, box: readonly number[]) => {
+      const cx = (box[0]! + box[2]!) / 2;
+      const cy = (box[1]! + box[3]!) / 2;
+      return (gt.ignore?.get(frame - 1) ?? []).some((r) => cx >= r[0] && cx <= r[2] && cy >= r[1] && cy <= r[3]);
+    };
     const tracker = tracks.tracks
       .filter((t) => classes.includes(t.class))
-      .flatMap((t) => t.frames.map((f) => ({ frame: frameOf(f.tMs), id: t.id, box: f.box })));
-    for (const t of tracks.tracks) for (const f of t.frames) analysed.add(frameOf(f.tMs));
+      .flatMap((t) => t.frames.map((f) => ({ frame: frameOf(f.tMs), id: t.id, box: f.box })))
+      .filter((b) => analysed.has(b.frame) && !ignored(b.frame, b.box));
     const gtBoxes = [...gt.frames.entries()].flatMap(([frame, boxes]) =>
       boxes
         .filter((b) => classes.includes(b.class) && analysed.has(frame + 1))
