@@ -27,6 +27,23 @@ const header = (width: number, height: number, fps = 25) => ({
   classes: ['player', 'goalkeeper', 'referee', 'ball'],
 });
 
+/** Writes a tracks file of 5 frames analysed at 5 fps (a 200×100 source at 25 fps) and returns its path. */
+async function tracksFile(name: string, tracks: object[]): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(
+    path,
+    JSON.stringify({
+      format: 'polyvision.tracks',
+      version: 1,
+      detections: { ...header(200, 100), analysisFps: 5 },
+      tracker: { name: 'fixture', options: {} },
+      frameCount: 5,
+      tracks,
+    }),
+  );
+  return path;
+}
+
 async function evalCli(...args: string[]) {
   const { stdout } = await run(process.execPath, [MAIN, 'eval', ...args, '--json']);
   return JSON.parse(stdout);
@@ -118,20 +135,11 @@ describe('polyvision eval tracks', () => {
       box: [5 * k + 1, 0, 5 * k + 11, 20],
       score: 0.9,
     }));
-    const tracks = {
-      format: 'polyvision.tracks',
-      version: 1,
-      detections: { ...header(200, 100), analysisFps: 5 },
-      tracker: { name: 'fixture', options: {} },
-      frameCount: 5,
-      // The same object as two ids: one switch at frame 3.
-      tracks: [
-        { id: 1, class: 'player', frames: trackFrames.slice(0, 3) },
-        { id: 2, class: 'player', frames: trackFrames.slice(3) },
-      ],
-    };
-    const pred = join(dir, 'tracks.json');
-    await writeFile(pred, JSON.stringify(tracks));
+    // The same object as two ids: one switch at frame 3.
+    const pred = await tracksFile('tracks.json', [
+      { id: 1, class: 'player', frames: trackFrames.slice(0, 3) },
+      { id: 2, class: 'player', frames: trackFrames.slice(3) },
+    ]);
     const result = await evalCli('tracks', '--gt', mot, '--pred', pred);
     expect(result.frames).toBe(5);
     // CLEAR: TP 5, IDSW 1 → MOTA 0.8; Identity: best pairing 3 of 5 → IDF1 0.6.
@@ -148,21 +156,12 @@ describe('polyvision eval tracks', () => {
     const mot = join(dir, 'sparse-gt.txt');
     await writeFile(mot, `${lines.join('\n')}\n`);
     const at = (k: number, x: number) => ({ frame: k, tMs: k * 200, box: [x, 0, x + 10, 20], score: 0.9 });
-    const tracks = {
-      format: 'polyvision.tracks',
-      version: 1,
-      detections: { ...header(200, 100), analysisFps: 5 },
-      tracker: { name: 'fixture', options: {} },
-      frameCount: 5,
-      tracks: [
-        // The person, right in every analysed frame (frames 1 and 3 have no labels).
-        { id: 1, class: 'player', frames: [0, 1, 2, 3, 4].map((k) => at(k, 5 * k)) },
-        // A spectator in the stands: inside the ignore region.
-        { id: 2, class: 'player', frames: [0, 1, 2, 3, 4].map((k) => at(k, 170)) },
-      ],
-    };
-    const pred = join(dir, 'sparse-tracks.json');
-    await writeFile(pred, JSON.stringify(tracks));
+    const pred = await tracksFile('sparse-tracks.json', [
+      // The person, right in every analysed frame (frames 1 and 3 have no labels).
+      { id: 1, class: 'player', frames: [0, 1, 2, 3, 4].map((k) => at(k, 5 * k)) },
+      // A spectator in the stands: inside the ignore region.
+      { id: 2, class: 'player', frames: [0, 1, 2, 3, 4].map((k) => at(k, 170)) },
+    ]);
     const sparse = await evalCli('tracks', '--gt', mot, '--pred', pred, '--gt-frames-only');
     expect(sparse.frames).toBe(3);
     expect(sparse.MOTA).toBeCloseTo(1, 10);

@@ -84,3 +84,31 @@ export function jobProgress(stages: readonly StageRow[]): number {
   );
   return Math.round((sum / stages.length) * 10_000) / 10_000;
 }
+
+/**
+ * Makes a stage row pending again for a new run (a reprocess; for a match job also an analyze/encode
+ * that must run again as the match's final segment; whole-file rows have segment −1): outputs, error and clocks cleared; its next
+ * dispatch is attempt `attempt + 1`, the first of the new run.
+ */
+export async function resetStageRow(tx: Queryable, row: StageRow, modelVersion: string): Promise<void> {
+  await tx.query(
+    `UPDATE job_stages SET status = 'pending', progress = 0, outputs = '[]', stats = NULL, error = NULL,
+       run_first_attempt = attempt + 1, model_version = $4, task_message_id = NULL, worker_id = NULL,
+       dispatched_at = NULL, dispatched_final = false, started_at = NULL, heartbeat_at = NULL, deadline_at = NULL,
+       finished_at = NULL, scheduled_at = NULL, run_started_at = NULL, waiting_attempts = 0
+     WHERE job_id = $1 AND stage = $2 AND segment_index = $3`,
+    [row.job_id, row.stage, row.segment_index, modelVersion],
+  );
+  Object.assign(row, {
+    status: 'pending',
+    progress: 0,
+    outputs: [],
+    error: null,
+    model_version: modelVersion,
+    run_started_at: null,
+    waiting_attempts: 0,
+    task_message_id: null,
+    run_first_attempt: row.attempt + 1,
+    dispatched_final: false,
+  });
+}

@@ -23,7 +23,15 @@ import { PoisonMessageError } from '../errors.ts';
 import type { OrchestratorTuning } from '../options.ts';
 import { enqueueOutbox, type OutboxMessage } from '../outbox/outbox-writer.ts';
 import { type EventAbout, jobEventMessage } from './job-event.ts';
-import { type JobRow, jobProgress, loadStages, lockJob, type StageRow, type StageStatus } from './job-rows.ts';
+import {
+  type JobRow,
+  jobProgress,
+  loadStages,
+  lockJob,
+  resetStageRow,
+  type StageRow,
+  type StageStatus,
+} from './job-rows.ts';
 import { MatchStateMachine } from './match-state-machine.ts';
 import { retryOf } from './stage-retry.ts';
 
@@ -188,25 +196,7 @@ export class JobStateMachine {
     const versions = { ...job.model_versions, ...(command.model_versions ?? {}) };
     for (const s of stages) {
       if (!again.has(s.stage)) continue;
-      const modelVersion = versions[s.stage] ?? s.model_version;
-      await tx.query(
-        `UPDATE job_stages SET status = 'pending', progress = 0, outputs = '[]', stats = NULL, error = NULL,
-           run_first_attempt = attempt + 1, model_version = $3, task_message_id = NULL, worker_id = NULL,
-           dispatched_at = NULL, started_at = NULL, heartbeat_at = NULL, deadline_at = NULL, finished_at = NULL,
-           scheduled_at = NULL, run_started_at = NULL, waiting_attempts = 0
-         WHERE job_id = $1 AND stage = $2`,
-        [job.job_id, s.stage, modelVersion],
-      );
-      Object.assign(s, {
-        status: 'pending',
-        progress: 0,
-        outputs: [],
-        error: null,
-        model_version: modelVersion,
-        run_started_at: null,
-        waiting_attempts: 0,
-      });
-      s.run_first_attempt = s.attempt + 1;
+      await resetStageRow(tx, s, versions[s.stage] ?? s.model_version);
     }
     await tx.query(
       `UPDATE jobs SET status = 'running', error = NULL, finished_at = NULL, model_versions = $2::jsonb,
