@@ -1,7 +1,7 @@
 /**
  * Track continuity across segment boundaries (issue #18): the synthetic match clip as `pnpm demo`
  * makes it (seed 7, 20 s, 2880×392 panorama at 25 fps, venue calibration), detected once at the
- * demo's analysis rate (10 fps, default model, `auto` tiling; cached beside the clip), split into
+ * demo's analysis rate (10 fps, the detector as the stage opens it; cached beside the clip), split into
  * segments of `--segment-s` seconds (each renumbered from frame 0 / t = 0, as a segment's own detect
  * run writes it) and tracked by the track stage's code (`trackClip`, model-card thresholds, the
  * venue's pitch):
@@ -22,7 +22,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_MODEL_PATH } from '../../core/src/workers/detect/handler.ts';
+import { DEFAULT_MODEL_PATH, detectEnvSchema, detectOptionsFromEnv } from '../../core/src/workers/detect/handler.ts';
 import { Detector, readDetectionsFile, runDetect } from '../../core/src/workers/detect/index.ts';
 import {
   mergeSegmentTracks,
@@ -50,15 +50,12 @@ const { values } = parseArgs({
 const loadBefore = loadavg();
 const clip = await syntheticClip(Number(values.seed), Number(values.duration));
 const fps = Number(values.fps);
-const detectionsPath = join(clip.dir, `detections-${fps}fps-auto.jsonl`);
+// Cached per analysis rate; `-stage`: made by the detector as the stage opens it (its 20 px training
+// scale, the model card's floors). Files without it came from a generic detector (10 % scale, 300 boxes a frame).
+const detectionsPath = join(clip.dir, `detections-${fps}fps-stage.jsonl`);
 let detect: { cpuSeconds: number; wallSeconds: number; frames: number } | null = null;
 if (!existsSync(detectionsPath)) {
-  const detector = await Detector.open({
-    model: { path: DEFAULT_MODEL_PATH },
-    modelVersion: 'bench',
-    classMap: { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' },
-    tiling: { columns: 'auto' },
-  });
+  const detector = await Detector.open(await detectOptionsFromEnv(detectEnvSchema.parse({})));
   const cpu0 = cpuSeconds();
   const wall0 = performance.now();
   try {

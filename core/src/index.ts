@@ -9,6 +9,7 @@ export * from './db/index.ts';
 export * from './ingest/index.ts';
 export * from './orchestrator/index.ts';
 export * from './workers/artifacts/index.ts';
+export { DEFAULT_ANALYSIS_FPS } from './workers/detect/detect-options.ts';
 export { readDetectionsFile } from './workers/detect/detections-format.ts';
 export * from './workers/detect/stage-io.ts';
 export * from './workers/quality/index.ts';

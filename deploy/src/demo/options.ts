@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEFAULT_ANALYSIS_FPS } from '@polyvision/core';
 import { ValidationError } from '@polyvision/shared';
 import type { SampleOptions } from './sample.ts';
 
@@ -33,12 +34,8 @@ export function defaultModelPath(repoRoot: string): string {
   return resolve(repoRoot, 'core', 'models', 'player-detector', 'player-detector.onnx');
 }
 
-/**
- * Analysis rate of the demo's detector, frames per second: the lowest rate at which tracks hold
- * (bench/README.md "tracking against analysis rate": on the synthetic demo clip people HOTA ≈ 53 at
- * 3 fps, ≈ 70 at 5, ≥ 80 from 10; the detector's cost grows with the rate, ×3.3 from 3 to 10).
- */
-export const DEMO_ANALYSIS_FPS = 10;
+/** Analysis rate of the demo's detector, frames per second: the workers' default (`DEFAULT_ANALYSIS_FPS`). */
+export const DEMO_ANALYSIS_FPS = DEFAULT_ANALYSIS_FPS;
 
 export const DEMO_HELP = `Usage: pnpm demo [options]
 

@@ -192,3 +192,11 @@ function compileTiling(tiling: DetectOptions['tiling']): unknown {
     ...(typeof columns === 'number' ? { columns } : {}),
   };
 }
+
+/**
+ * Frames per second the stage analyses when neither `DETECT_ANALYSIS_FPS` nor the task says (capped
+ * at the source rate): the lowest rate at which tracks hold — on the synthetic demo clip people HOTA
+ * ≈ 53 at 3 fps, ≈ 70 at 5, ≥ 80 from 10 (bench/README.md "tracking against analysis rate") — and
+ * the demo's. Every source frame of a 25 fps camera would cost detect 2.5× for no better tracks.
+ */
+export const DEFAULT_ANALYSIS_FPS = 10;

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
 import { SEGMENT_MIN_CLIP_MS } from '../segment/min-clip.ts';
-import { DETECTION_CLASSES, type DetectionClass, type DetectOptions } from './detect-options.ts';
+import { DEFAULT_ANALYSIS_FPS, DETECTION_CLASSES, type DetectionClass, type DetectOptions } from './detect-options.ts';
 import { Detector } from './detector.ts';
 import { readModelCard } from './model/model-card.ts';
 import { runDetect } from './run-detect.ts';
@@ -91,7 +91,8 @@ export const detectEnvSchema = z.object({
   DETECT_MODEL_VERSION: z.string().min(1).max(128).default('player-detector-2.1'),
   DETECT_MODEL_LAYOUT: envEnum(['auto', 'yolov8', 'yolox'] as const, 'auto'),
   DETECT_CLASS_MAP: classMap('0:player,1:goalkeeper,2:referee,3:ball'),
-  DETECT_ANALYSIS_FPS: optionalNumber(0.1, 240),
+  /** Capped at the source rate: 240 analyses every frame. */
+  DETECT_ANALYSIS_FPS: optionalNumber(0.1, 240).default(DEFAULT_ANALYSIS_FPS),
   DETECT_SCORE_THRESHOLD: optionalNumber(0, 1),
   DETECT_BATCH_SIZE: optionalNumber(1, 256),
   DETECT_TILING: z
