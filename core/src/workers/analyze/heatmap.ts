@@ -102,20 +102,25 @@ export function renderHeatmapPng(grid: OccupancyGrid, space: PositionSpace, opti
   const height = grid.rows * ppc;
   const png = new PNG({ width, height });
   const pitch = space.kind === 'pitch';
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const o = (y * width + x) * 4;
-      // Stripes every 5 cells, like mown grass.
-      const stripe = Math.floor(x / (5 * ppc)) % 2 === 0;
+  // A pixel's colour depends only on its cell (stripes are 5 cells wide): one blend per cell, one
+  // pixel row per row of cells, copied to the cells' `ppc` pixel rows.
+  const line = Buffer.alloc(width * 4);
+  for (let row = 0; row < grid.rows; row++) {
+    for (let column = 0; column < grid.columns; column++) {
+      const stripe = Math.floor(column / 5) % 2 === 0;
       const base: [number, number, number] = pitch ? (stripe ? [46, 125, 50] : [56, 142, 60]) : [90, 90, 90];
-      const v = values[Math.floor(y / ppc) * grid.columns + Math.floor(x / ppc)]!;
+      const v = values[row * grid.columns + column]!;
       const [r, g, b, a] = ramp(max > 0 ? v / max : 0);
       const alpha = a / 255;
-      png.data[o] = Math.round(base[0] * (1 - alpha) + r * alpha);
-      png.data[o + 1] = Math.round(base[1] * (1 - alpha) + g * alpha);
-      png.data[o + 2] = Math.round(base[2] * (1 - alpha) + b * alpha);
-      png.data[o + 3] = 255;
+      const rgb = [0, 1, 2].map((j) => Math.round(base[j]! * (1 - alpha) + [r, g, b][j]! * alpha));
+      for (let o = column * ppc * 4; o < (column + 1) * ppc * 4; o += 4) {
+        line[o] = rgb[0]!;
+        line[o + 1] = rgb[1]!;
+        line[o + 2] = rgb[2]!;
+        line[o + 3] = 255;
+      }
     }
+    for (let y = row * ppc; y < (row + 1) * ppc; y++) line.copy(png.data, y * width * 4);
   }
   if (pitch) {
     const line = (x: number, y: number) => {

@@ -11,6 +11,7 @@ import {
   imageSpace,
   isOnPitch,
   type PositionSpace,
+  renderHeatmapPng,
   runAnalyze,
   teamBalance,
   trackKinematics,
@@ -169,6 +170,32 @@ describe('team assignment', () => {
     expect(isOnPitch([box(525, 340), box(530, 340)], metricSpace.fromImage, bounds)).toBe(true);
     // 10 px per metre: 30 px beyond the touchline is 3 m off (margin 2 m).
     expect(isOnPitch([box(525, 710), box(525, 715)], metricSpace.fromImage, bounds)).toBe(false);
+  });
+});
+
+describe('heatmap', () => {
+  it('paints every pixel of a cell in the cell colour: the hottest cell red over grey, an empty one grey', () => {
+    const space = imageSpace(100, 40);
+    const seconds = new Float64Array(10 * 4);
+    seconds[2 * 10 + 7] = 5; // row 2, column 7
+    const png = PNG.sync.read(
+      renderHeatmapPng({ columns: 10, rows: 4, cellSize: 10, seconds }, space, { blurCells: 0, pixelsPerCell: 3 }),
+    );
+    expect([png.width, png.height]).toEqual([30, 12]);
+    const pixel = (x: number, y: number) => [...png.data.subarray((y * 30 + x) * 4, (y * 30 + x) * 4 + 4)];
+    // ramp(1) = rgb(230, 20, 20) at alpha 240/255 over grey 90.
+    const hot = [0, 1, 2].map((j) => Math.round(90 * (15 / 255) + [230, 20, 20][j]! * (240 / 255)));
+    for (let y = 6; y < 9; y++) for (let x = 21; x < 24; x++) expect(pixel(x, y)).toEqual([...hot, 255]);
+    for (const [x, y] of [
+      [20, 7],
+      [24, 7],
+      [22, 5],
+      [22, 9],
+      [0, 0],
+      [29, 11],
+    ] as const) {
+      expect(pixel(x, y)).toEqual([90, 90, 90, 255]);
+    }
   });
 });
 

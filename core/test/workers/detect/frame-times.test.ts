@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analysisSelectFilter, probeVideo, readVideoFrames } from '../../../src/workers/detect/frames/index.ts';
+import {
+  analysisSelectFilter,
+  probeVideo,
+  readFramesAt,
+  readVideoFrames,
+} from '../../../src/workers/detect/frames/index.ts';
 import { makeClip } from '../support/media.ts';
 
 const run = promisify(execFile);
@@ -59,5 +64,21 @@ describe('analysed frames are source frames with their own presentation times', 
       count += 1;
     }
     expect(count).toBe(275);
+  });
+
+  it('samples frames at times from a short clip in one decode, the same source frames a seek per time gives', async () => {
+    const info = await probeVideo(clip);
+    const source = await sourceFrames(clip, info.width * info.height * 3);
+    const times = [0, 1375, 5000, 10_990, 20_000];
+    const once = await readFramesAt(clip, info, times);
+    // The same clip announced as long takes the seek path.
+    const seeked = await readFramesAt(clip, { ...info, durationMs: 3_600_000 }, times);
+    // 10.99 s is after the last frame (10.96 s): no frame, either way.
+    expect(once.map((f) => f.timeMs)).toEqual([0, 1400, 5000]);
+    expect(seeked.map((f) => f.timeMs)).toEqual([0, 1375, 5000]);
+    for (const [i, frame] of once.entries()) {
+      expect(frame.data.equals(source[Math.round(frame.timeMs / 40)]!)).toBe(true);
+      expect(frame.data.equals(seeked[i]!.data)).toBe(true);
+    }
   });
 });
