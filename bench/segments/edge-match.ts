@@ -51,7 +51,7 @@ const { values } = parseArgs({
   },
 });
 /**
- * Settings on top of the defaults, when given: detect's analysed frame rate (default: every frame),
+ * Settings on top of the defaults, when given: detect's analysed frame rate (default: the workers' 10 fps),
  * the orchestrator's fan-out window (default: none).
  */
 const stageEnv: Record<string, string> = {
@@ -399,7 +399,7 @@ try {
       env:
         Object.keys(stageEnv).length > 0
           ? stageEnv
-          : 'defaults (detect analyses every frame: 25 fps; no fan-out window)',
+          : 'defaults (detect analyses 10 fps, DEFAULT_ANALYSIS_FPS; no fan-out window)',
     },
     match: {
       match_id: matchId,

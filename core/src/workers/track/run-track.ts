@@ -167,8 +167,12 @@ export function trackClip(
     if ((done + 1) % 50 === 0) onProgress?.((0.9 * (done + 1)) / total);
   }
   let offPitchTracksDropped = 0;
+  const snapshot = tracker.snapshot();
+  // A segment's young track still live at its end may go on in the next segment: kept, as the
+  // whole clip would keep it (dropping it cut its first frames off and made the boundary an id switch).
+  const liveAtEnd = new Set(options.segment ? snapshot.tracks.filter((t) => t.confirmed).map((t) => t.id) : []);
   for (const [id, entry] of byId) {
-    if (entry.frames.length < (options.minTrackFrames ?? 3) && id >= firstNewId) continue;
+    if (entry.frames.length < (options.minTrackFrames ?? 3) && id >= firstNewId && !liveAtEnd.has(id)) continue;
     const region = options.pitchRegion;
     if (region && !entry.frames.some((f) => region((f.box[0] + f.box[2]) / 2, f.box[3]))) {
       offPitchTracksDropped += 1;
@@ -230,7 +234,7 @@ export function trackClip(
     thresholds,
     offPitchTracksDropped,
     carry: {
-      tracker: tracker.snapshot(),
+      tracker: snapshot,
       thresholds,
       matchFrames: (carried?.matchFrames ?? 0) + detections.frames.length,
     },

@@ -166,3 +166,34 @@ describe('model card thresholds', () => {
     expect(await modelCardThresholds(join(dir, 'm.onnx'), sha)).toEqual({ high: 0.4, low: 0.1, ball: 0.2 });
   });
 });
+
+describe("a match segment's young tracks", () => {
+  it('keeps a track born in the last frames of a segment, so its id holds across the boundary', () => {
+    // Player A all along; player B appears 2 frames before the boundary (under minTrackFrames 3).
+    const frames = (from: number, to: number, bFrom: number) =>
+      Array.from({ length: to - from }, (_, k) => {
+        const f = from + k;
+        return {
+          frame: k,
+          tMs: k * 100,
+          detections: [
+            { class: 'player' as const, score: 0.9, box: box(300 + 3 * f, 500) },
+            ...(f >= bFrom ? [{ class: 'player' as const, score: 0.9, box: box(1200 - 3 * f, 400) }] : []),
+          ],
+        };
+      });
+    const options = { highScoreThreshold: 0.5, lowScoreThreshold: 0.1 };
+    const first = trackClip(file(frames(0, 10, 8)), { ...options, segment: { carry: null } });
+    const second = trackClip(file(frames(10, 20, 8)), { ...options, segment: { carry: first.carry } });
+    const whole = trackClip(file(frames(0, 20, 8)), options);
+    const idAt = (clip: typeof first, x: number) =>
+      clip.tracks.tracks.find((t) => t.frames.some((f) => Math.abs((f.box[0] + f.box[2]) / 2 - x) < 1))?.id;
+    const lengths = (clip: typeof first) => clip.tracks.tracks.map((t) => t.frames.length).sort((a, b) => a - b);
+    // B is confirmed at frame 9 (its second frame, as ByteTrack does): that frame is in segment 0's
+    // output, under the id it keeps in segment 1 — as in the whole clip.
+    expect(lengths(whole)).toEqual([11, 20]);
+    expect(lengths(first)).toEqual([1, 10]);
+    expect(idAt(first, 1200 - 3 * 9)).toBeDefined();
+    expect(idAt(first, 1200 - 3 * 9)).toBe(idAt(second, 1200 - 3 * 10));
+  });
+});
