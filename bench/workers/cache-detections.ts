@@ -5,12 +5,13 @@
  *
  *   node bench/workers/cache-detections.ts [--seed 7] [--duration 20] [--tiles auto] [--model PATH]
  *
- * Writes `.work/bench-synth-<seed>-<duration>s/detections-source-<tiles>.jsonl` and prints the
+ * The detector is opened as the detect stage opens it (`detectOptionsFromEnv`).
+ * Writes `.work/bench-synth-<seed>-<duration>s/detections-source-<tiles>-stage.jsonl` and prints the
  * detector's analysed frames per second (decode + inference + NMS, wall time on this host).
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { DEFAULT_MODEL_PATH } from '../../core/src/workers/detect/handler.ts';
+import { detectEnvSchema, detectOptionsFromEnv } from '../../core/src/workers/detect/handler.ts';
 import { Detector, runDetect } from '../../core/src/workers/detect/index.ts';
 import { detectionsCachePath } from './cache-detections-path.ts';
 import { syntheticClip } from './synthetic-clip.ts';
@@ -29,12 +30,16 @@ const out = detectionsCachePath(clip.dir, values.tiles!);
 if (existsSync(out)) {
   console.log(JSON.stringify({ cached: out }));
 } else {
-  const detector = await Detector.open({
-    model: { path: values.model ?? DEFAULT_MODEL_PATH },
-    modelVersion: 'bench',
-    classMap: { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' },
-    tiling: { columns: values.tiles === 'auto' ? 'auto' : Number(values.tiles) },
-  });
+  // Opened as the detect stage opens it (its variables' defaults: the default model's 20 px training
+  // scale and model card floors), with the tiling asked for.
+  const detector = await Detector.open(
+    await detectOptionsFromEnv(
+      detectEnvSchema.parse({
+        DETECT_TILING: values.tiles === 'auto' ? 'auto' : `${values.tiles}x1`,
+        ...(values.model ? { DETECT_MODEL_PATH: values.model } : {}),
+      }),
+    ),
+  );
   try {
     let last = 0;
     const summary = await runDetect({

@@ -10,7 +10,8 @@
  * The detector runs once at the source rate; an analysis rate r takes the source frames
  * round(k · 25 / r) (what the detect stage does: one source frame per analysed frame, selected by
  * index, never resampled), so every rate sees exactly the detector's output on its frames.
- * Per rate: the track stage's own code and defaults (`trackClip`: calibrated thresholds, the venue's
+ * Per rate: the track stage's own code and defaults (`trackClip`: the model card's thresholds when the
+ * detections come from the default model — as the stage does — else calibrated ones, the venue's
  * pitch region, motion only, the ball tracker), the same with appearance features from the
  * panorama (`TRACK_APPEARANCE=on`) and, as the baseline in the same run, ByteTrack's fixed MOT17
  * thresholds (high 0.5, new track 0.6, score fusion; the rest as the stage); HOTA / IDF1 / MOTA of the people (players,
@@ -24,10 +25,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runAnalyze } from '../../core/src/workers/analyze/index.ts';
+import { DEFAULT_MODEL_PATH } from '../../core/src/workers/detect/handler.ts';
 import { type DetectionsFile, iou, readDetectionsFile } from '../../core/src/workers/detect/index.ts';
 import { buildSequence, evaluateTracking, tracksToIdBoxes } from '../../core/src/workers/quality/index.ts';
 import {
   appearanceFeatures,
+  modelCardThresholds,
   pitchRegionOf,
   type TrackedClip,
   type TrackOptions,
@@ -198,7 +201,15 @@ function measure(rate: number, picked: number[], result: TrackedClip, truth: Tra
 
 const sourceFeatures = await appearanceFeatures(clip.panoramaPath, source);
 const region = pitchRegionOf(clip.venue, clip.width, clip.height) ?? undefined;
-const stageDefaults: TrackOptions = { lostTrackBufferAt30Fps: 30, interpolateGapFrames: 20, pitchRegion: region };
+// As the track stage: the model card's thresholds for the model that made the detections (track/handler.ts).
+const card = await modelCardThresholds(DEFAULT_MODEL_PATH, source.header.model.sha256);
+const stageDefaults: TrackOptions = {
+  lostTrackBufferAt30Fps: 30,
+  interpolateGapFrames: 20,
+  pitchRegion: region,
+  ...(card ? { modelCardThresholds: { high: card.high, low: card.low } } : {}),
+  ...(card?.ball !== undefined ? { ball: { minScore: card.ball } } : {}),
+};
 const baseline: TrackOptions = {
   ...stageDefaults,
   highScoreThreshold: 0.5,
