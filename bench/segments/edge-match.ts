@@ -399,7 +399,7 @@ try {
       env:
         Object.keys(stageEnv).length > 0
           ? stageEnv
-          : 'defaults (detect analyses 10 fps, DEFAULT_ANALYSIS_FPS; no fan-out window)',
+          : 'defaults (detect analyses 10 fps, DEFAULT_ANALYSIS_FPS; fan-out window 4 since 2026-11-28)',
     },
     match: {
       match_id: matchId,

@@ -73,7 +73,10 @@ export interface OrchestratorTuning {
    * Most tasks of one fan-out stage (detect, stitch) of one match job dispatched or running at
    * once, lowest segments first (segment-plan.ts `dispatchableTasks`): keeps a backlog's detect
    * in segment order so the live playlist advances while the workers catch up. Set it to about
-   * the number of workers of the stage; null: every received segment at once. @defaultValue null
+   * the number of workers of the stage; null: every received segment at once. 4: on the edge-recorded
+   * 1-minute match (bench/README § segments, 2 workers) last upload → completed 1.84 W with 4,
+   * 1.93 W with 2, 2.25 W with none, and the first segment in the playlist after 9 / 15 / 31 s;
+   * more than 1–2 keeps a bigger cluster's workers busy on one match's backlog. @defaultValue 4
    */
   matchFanOutInFlight: number | null;
   /**
@@ -117,7 +120,7 @@ export const ORCHESTRATOR_DEFAULTS: Readonly<Omit<OrchestratorTuning, 'instanceI
   handlerRetryMaxBackoffMs: 5_000,
   poisonMaxAttempts: 5,
   lagPollIntervalMs: 5_000,
-  matchFanOutInFlight: null,
+  matchFanOutInFlight: 4,
   matchMaxFailedSegments: 5,
 });
 

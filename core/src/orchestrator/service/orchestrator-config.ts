@@ -43,7 +43,7 @@ export const orchestratorConfigSchema = z.object({
   /** How long retriable input errors (`input_unavailable`) are retried with backoff, from the run's first dispatch. */
   ORCHESTRATOR_RETRY_WINDOW_MS: envInt(1_800_000, 0, 7 * 86_400_000),
   /** Most detect (and stitch) tasks of one match in flight at once, lowest segments first; 0: no limit. */
-  ORCHESTRATOR_MATCH_FANOUT_IN_FLIGHT: envInt(0, 0, 10_000),
+  ORCHESTRATOR_MATCH_FANOUT_IN_FLIGHT: envInt(4, 0, 10_000),
   /** Segments of one match that may fail for good before the match fails (they are left out); 0: any fails it. */
   ORCHESTRATOR_MATCH_MAX_FAILED_SEGMENTS: envInt(5, 0, 100_000),
   /** A running stage with a live claim but no progress report for this long is flagged by the reconciler. */
