@@ -319,6 +319,14 @@ try {
       largest_pts_step_s: round(Math.max(...steps), 3),
       frame_interval_s: round(frameS, 3),
       gaps_over_2_frames: steps.filter((s) => s > 2 * frameS + 1e-3).length,
+      // Where each gap is (the pts before it) and every entry's duration: a short entry is an edge segment short of its slot.
+      gaps: steps.flatMap((s, i) =>
+        s > 2 * frameS + 1e-3 ? [{ after_pts_s: round(pts[i] as number), step_s: round(s, 3) }] : [],
+      ),
+      extinf_s: text
+        .split('\n')
+        .filter((l) => l.startsWith('#EXTINF:'))
+        .map((l) => round(Number.parseFloat(l.slice(8)))),
     });
   }
   const trackFiles = files.filter((f) => /\/track\/.*tracks\.json$/.test(f.output_key ?? ''));
