@@ -40,6 +40,29 @@ export function segmentClock(segment: SegmentRef | undefined): SegmentClock {
   };
 }
 
+/** Shortfall under which a segment counts as filling its slot (a frame or two of container rounding), seconds. */
+const FULL_SLOT_TOLERANCE_S = 0.1;
+
+/**
+ * Where a segment's video starts on the match clock, seconds. A segment sits at its slot
+ * (`start_s`), except the match's first one when its video is shorter than the slot: the edge
+ * started recording inside that slot, so the video ends at the slot's end and starts
+ * `duration_s − media` into it. (A short last segment is the recording ending inside its slot:
+ * it starts at its slot; a match of one segment too.) Without this, a match that starts 2 s into
+ * a 4 s slot has its first 2 s placed at 0–2 s and a 2 s hole in the HLS before the next segment.
+ *
+ * @param segment - `task.segment`, or undefined for a whole-file job (0).
+ * @param mediaDurationS - the segment video's own duration, seconds (probe or detections header).
+ */
+export function segmentStartS(segment: SegmentRef | undefined, mediaDurationS: number): number {
+  if (!segment) return 0;
+  const shortfall = segment.duration_s - mediaDurationS;
+  if (segment.index === 0 && !segment.final && shortfall > FULL_SLOT_TOLERANCE_S) {
+    return Math.round((segment.start_s + shortfall) * 1e6) / 1e6;
+  }
+  return segment.start_s;
+}
+
 /** {@link segmentClock} of a task. */
 export function taskClock(task: Pick<StageTask, 'segment'>): SegmentClock {
   return segmentClock(task.segment);

@@ -23,6 +23,7 @@ import {
 import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
 import { readCarry, writeCarry } from '../segment/carry.ts';
+import { segmentStartS } from '../segment/segment-clock.ts';
 import { appearanceFeatures } from './appearance-features.ts';
 import { writeBallTrackFile } from './ball/ball-track-format.ts';
 import { modelCardThresholds } from './model-card.ts';
@@ -132,7 +133,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
         if (task.segment) {
           clip.tracks.segment = {
             index: task.segment.index,
-            startS: task.segment.start_s,
+            startS: segmentStartS(task.segment, detections.header.source.durationMs / 1000),
             firstMatchFrame: carry?.matchFrames ?? 0,
           };
         }

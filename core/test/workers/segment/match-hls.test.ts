@@ -137,4 +137,40 @@ describe('encode appends each segment to the match HLS', () => {
     ]);
     expect(Number(JSON.parse(stdout).format.duration)).toBeGreaterThan(2 * SEGMENT_S - 0.5);
   });
+
+  it('places a first segment shorter than its slot at the end of the slot: no hole before the next segment', async () => {
+    const handler = createStageHandler(
+      { env: { ENCODE_SEGMENT_SECONDS: '1', WORKER_WORK_DIR: join(root, 'work') } } as never,
+      { io },
+    );
+    // The edge started recording 1 s into segment 0's 2 s slot.
+    const short = await makeClip(join(root, 'vcam-short.mp4'), 'testsrc2=size=320x180:rate=25', 1);
+    const firstClip = await storeFile(
+      store,
+      'org-1/match-1/vcam/short-first/segment-000000/vcam.mp4',
+      await readFile(short),
+      'vcam',
+    );
+    const task = (index: number, inputs: ArtifactRef[]) => ({
+      ...segmentTask('encode', inputs, segmentOf(index, 2, SEGMENT_S)),
+      model_version: 'short-first',
+    });
+    const first = await runStage(handler, task(0, [firstClip]));
+    const carry = first.outputs.find((o) => o.kind === 'encode-carry')!;
+    const second = await runStage(handler, task(1, [clips[1]!, carry]));
+    const media = second.outputs.find((o) => o.kind === 'hls-playlist')!;
+    const { stdout } = await promisify(execFile)('ffprobe', [
+      ...['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time', '-of', 'csv=p=0'],
+      join(store, media.object_key),
+    ]);
+    const pts = stdout
+      .split('\n')
+      .map((l) => Number.parseFloat(l))
+      .filter(Number.isFinite)
+      .sort((a, b) => a - b);
+    const steps = pts.slice(1).map((t, i) => t - pts[i]!);
+    expect(Math.max(...steps)).toBeLessThan(0.1); // 25 fps: no hole between the segments
+    // 1 s + 2 s of video end to end (placed at the slot's start, segment 0 would leave a 1 s hole).
+    expect(pts.at(-1)! - pts[0]!).toBeCloseTo(3 - 0.04, 1);
+  });
 });

@@ -11,6 +11,7 @@ import {
   readCarry,
   segmentClock,
   segmentOutputKey,
+  segmentStartS,
   writeCarry,
 } from '../../../src/workers/segment/index.ts';
 import { segmentOf, segmentTask, storeFile } from './support.ts';
@@ -46,6 +47,15 @@ describe('segment keys and clock', () => {
     expect(whole.toMatchMs(250)).toBe(250);
     expect(whole.segmented).toBe(false);
     expect(whole.final).toBe(true);
+  });
+
+  it('starts a first segment shorter than its slot at the slot end minus its length, any other at its slot', () => {
+    expect(segmentStartS(segmentOf(0, 5, 4), 1.5)).toBe(2.5); // recording began 2.5 s into the slot
+    expect(segmentStartS(segmentOf(0, 5, 4), 3.96)).toBe(0); // a frame short: fills its slot
+    expect(segmentStartS(segmentOf(4, 5, 4), 1.5)).toBe(16); // the last one: recording ended inside its slot
+    expect(segmentStartS(segmentOf(2, 5, 4), 3)).toBe(8); // a short one in the middle stays at its slot
+    expect(segmentStartS(segmentOf(0, 1, 4), 1.5)).toBe(0); // the only segment: where it started is unknown
+    expect(segmentStartS(undefined, 7)).toBe(0);
   });
 });
 
