@@ -1,8 +1,9 @@
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { H264Encoder, Logger } from '@polyvision/shared';
+import type { H264Encoder, Logger, SegmentRef } from '@polyvision/shared';
 import { detectH264Encoder, PolyvisionError, resolveFfmpegPath, silentLogger, spawnChild } from '@polyvision/shared';
 import { type MediaBinaries, probeVideo } from '../detect/frames/index.ts';
+import { segmentStartS } from '../segment/segment-clock.ts';
 
 /** One H.264 rendition of the ladder. */
 export interface Rendition {
@@ -33,11 +34,12 @@ export interface EncodeHlsParams {
   /** libx264 preset (speed against quality at the same bitrate; bench/README.md). @defaultValue `superfast` */
   x264Preset?: 'ultrafast' | 'superfast' | 'veryfast' | 'faster' | 'fast' | 'medium';
   /**
-   * Added to every output timestamp, seconds (`-output_ts_offset`): a match segment's renditions
-   * carry match-clock timestamps, so appended to the match playlist they continue the previous
-   * segment's without a discontinuity. @defaultValue 0
+   * The match segment this video is (`task.segment`): every output timestamp is moved to the match
+   * clock (`-output_ts_offset` = `segmentStartS` of the segment and this video's probed duration), so
+   * appended to the match playlist its renditions continue the previous segment's without a
+   * discontinuity. Absent: timestamps from 0.
    */
-  timestampOffsetS?: number;
+  segment?: SegmentRef;
   signal?: AbortSignal;
   /** Share of the media time encoded, in [0, 1]. */
   onProgress?: (fraction: number) => void;
@@ -120,7 +122,8 @@ export async function encodeHls(params: EncodeHlsParams): Promise<EncodeHlsSumma
   });
   if (encoder === 'h264_nvenc') args.push('-c:v', 'h264_nvenc', '-preset', 'p4');
   else args.push('-c:v', 'libx264', '-preset', params.x264Preset ?? 'superfast', '-profile:v', 'high');
-  if (params.timestampOffsetS) args.push('-output_ts_offset', params.timestampOffsetS.toFixed(6));
+  const offsetS = segmentStartS(params.segment, info.durationMs / 1000);
+  if (offsetS) args.push('-output_ts_offset', offsetS.toFixed(6));
   args.push(
     '-g',
     String(gop),

@@ -2,7 +2,6 @@ import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join, relative } from 'node:path';
 import { type ArtifactRef, envEnum, envInt, loadConfig } from '@polyvision/shared';
 import { z } from 'zod';
-import { probeVideo } from '../detect/frames/index.ts';
 import {
   type ArtifactIo,
   findInput,
@@ -16,7 +15,6 @@ import type { StageHandler, StageTask } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
 import { readCarry, writeCarry } from '../segment/carry.ts';
 import { SEGMENT_MIN_CLIP_MS } from '../segment/min-clip.ts';
-import { segmentStartS } from '../segment/segment-clock.ts';
 import { matchOutputKey, segmentFolder } from '../segment/segment-output-key.ts';
 import { encodeHls } from './encode-hls.ts';
 import { appendMatchSegment, type MatchHlsCarry, matchHlsCarrySchema, parseMediaPlaylist } from './match-hls.ts';
@@ -73,17 +71,12 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
       const input = findInput(task, ['vcam', 'panorama', 'camera']);
       return withWorkDir(async (dir) => {
         const outputDir = join(dir, 'hls');
-        const inputPath = await io.openInput(input, dir, signal);
-        // On the match clock: a first segment shorter than its slot ends at the slot's end (segmentStartS).
-        const startS =
-          task.segment &&
-          segmentStartS(task.segment, (await probeVideo(inputPath, { signal, minDurationMs: 0 })).durationMs / 1000);
         const summary = await encodeHls({
-          inputPath,
+          inputPath: await io.openInput(input, dir, signal),
           outputDir,
           segmentSeconds: env.ENCODE_SEGMENT_SECONDS,
           x264Preset: env.ENCODE_X264_PRESET,
-          ...(task.segment ? { timestampOffsetS: startS, minDurationMs: SEGMENT_MIN_CLIP_MS } : {}),
+          ...(task.segment ? { segment: task.segment, minDurationMs: SEGMENT_MIN_CLIP_MS } : {}),
           signal,
           logger,
           onProgress: throttle((f) => reportProgress(f * 0.9)),
