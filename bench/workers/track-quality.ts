@@ -12,8 +12,8 @@
  * index, never resampled), so every rate sees exactly the detector's output on its frames.
  * Per rate: the track stage's own code and defaults (`trackClip`: the model card's thresholds when the
  * detections come from the default model — as the stage does — else calibrated ones, the venue's
- * pitch region, motion only, the ball tracker), the same with appearance features from the
- * panorama (`TRACK_APPEARANCE=on`) and, as the baseline in the same run, ByteTrack's fixed MOT17
+ * pitch region, appearance features from the panorama (`TRACK_APPEARANCE=on`, the default), the ball
+ * tracker), the same by motion only (`TRACK_APPEARANCE=off`) and, as the baseline in the same run, ByteTrack's fixed MOT17
  * thresholds (high 0.5, new track 0.6, score fusion; the rest as the stage); HOTA / IDF1 / MOTA of the people (players,
  * goalkeepers and referee as one class, our TrackEval port), people tracked per frame vs visible,
  * the ball track's precision/recall (centre within 5 px of the truth) against the single-frame
@@ -225,12 +225,12 @@ for (const rate of values.rates!.split(',').map(Number)) {
   const truth = truthAt(picked);
   const appearance = new Map(picked.map((i, k) => [k, sourceFeatures.get(i) ?? []]));
   const started = performance.now();
-  const ours = trackClip(detections, stageDefaults);
+  const ours = trackClip(detections, { ...stageDefaults, appearance });
   const trackMs = performance.now() - started;
   const row = {
     ...measure(rate, picked, ours, truth),
     trackMs: Math.round(trackMs),
-    withAppearance: measure(rate, picked, trackClip(detections, { ...stageDefaults, appearance }), truth).people,
+    motionOnly: measure(rate, picked, trackClip(detections, stageDefaults), truth).people,
     baselineFixedThresholds: measure(rate, picked, trackClip(detections, baseline), truth).people,
   };
   rows.push(row);
@@ -238,7 +238,7 @@ for (const rate of values.rates!.split(',').map(Number)) {
     JSON.stringify({
       rate,
       people: row.people,
-      withAppearance: row.withAppearance,
+      motionOnly: row.motionOnly,
       baseline: row.baselineFixedThresholds,
     }),
   );

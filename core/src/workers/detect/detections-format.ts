@@ -27,7 +27,9 @@ import { DETECTION_CLASSES } from './detect-options.ts';
  * the 0-based index of the source frame analysed (absent in older files);
  * `tMs` is that source frame's presentation time from the clip's first frame
  * in ms (its pts, not `frame / analysisFps`); `box` is in source (panorama)
- * pixels, x right and y down, rounded to 0.1 px; `score` in [0, 1].
+ * pixels, x right and y down, rounded to 0.1 px; `score` in [0, 1]; a person's
+ * `appearance` (optional) is its torso colour histogram in that very frame (appearance.ts),
+ * which the track stage uses instead of decoding the video a second time.
  */
 export const DETECTIONS_FORMAT = 'polyvision.detections';
 
@@ -35,6 +37,11 @@ export const DetectionSchema = z.object({
   class: z.enum(DETECTION_CLASSES),
   score: z.number().min(0).max(1),
   box: z.tuple([z.number(), z.number(), z.number(), z.number()]),
+  /**
+   * A person's torso colours in the frame the detector saw (`torsoHistogram`, stored by
+   * `encodeHistogram`); absent for the ball, boxes too small to measure, and files written before it.
+   */
+  appearance: z.string().optional(),
 });
 export type Detection = z.output<typeof DetectionSchema>;
 
@@ -102,6 +109,7 @@ export function formatFrameLine(frame: FrameDetections): string {
       class: d.class,
       score: Math.round(d.score * 1e4) / 1e4,
       box: d.box.map(round1),
+      ...(d.appearance !== undefined ? { appearance: d.appearance } : {}),
     })),
   })}\n`;
 }

@@ -8,6 +8,7 @@
  *   with their own pts, a first pass estimating the people's height, warnings for a model that looks wrong.
  * - `frames/`: ffprobe/ffmpeg video reading shared by every stage.
  */
+export * from './appearance.ts';
 export * from './decode/index.ts';
 export * from './detect-options.ts';
 export * from './detections-format.ts';

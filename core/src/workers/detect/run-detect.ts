@@ -3,6 +3,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { PolyvisionError } from '@polyvision/shared';
+import { encodeHistogram, torsoHistogram } from './appearance.ts';
 import type { Detection, DetectionsHeader } from './detections-format.ts';
 import { DETECTIONS_FORMAT, formatFrameLine } from './detections-format.ts';
 import type { Detector, PreparedBatch } from './detector.ts';
@@ -48,7 +49,9 @@ export interface DetectSummary {
 
 /**
  * Detects players, ball and referees in every analysed frame of a video and
- * writes the detections file (format: `detections-format.ts`).
+ * writes the detections file (format: `detections-format.ts`), each person box with its torso
+ * colours measured in the frame the detector saw (`appearance`: the track stage's appearance
+ * features without a second decode of the video).
  *
  * Pipelined: while one batch runs in onnxruntime, the next is decoded (ffmpeg,
  * another process) and letterboxed; at most one inference is in flight.
@@ -156,7 +159,7 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
       if (!inflight) return;
       const perFrame = await inflight.result;
       for (const [i, frame] of inflight.frames.entries()) {
-        const list = perFrame[i] ?? [];
+        const list = withAppearance(perFrame[i] ?? [], frame, info.width);
         detections += list.length;
         for (const d of list) {
           byClass[d.class] = (byClass[d.class] ?? 0) + 1;
@@ -229,4 +232,17 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
     header,
     warnings,
   };
+}
+
+/**
+ * The person boxes of a frame with their torso colours measured in the decoded frame the detector
+ * saw (`frame` is `frameWidthPx / sourceWidthPx` of the source; boxes are in source pixels).
+ */
+function withAppearance(list: Detection[], frame: RawFrame, sourceWidthPx: number): Detection[] {
+  const scale = frame.width / sourceWidthPx;
+  return list.map((d) => {
+    if (d.class === 'ball') return d;
+    const histogram = torsoHistogram(frame, d.box, scale);
+    return histogram ? { ...d, appearance: encodeHistogram(histogram) } : d;
+  });
 }

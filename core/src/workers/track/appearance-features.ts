@@ -1,16 +1,32 @@
+import { decodeHistogram, torsoHistogram } from '../detect/appearance.ts';
 import type { DetectionsFile } from '../detect/detections-format.ts';
 import { type MediaBinaries, probeVideo, readVideoFrames } from '../detect/frames/index.ts';
-import { torsoHistogram } from './appearance.ts';
 
 /** Per analysed frame (position in `detections.frames`), one feature per detection (null: none). */
 export type AppearanceFeatures = Map<number, (Float32Array | null)[]>;
 
 /**
- * Appearance features of every person box: the video decoded once at its own rate and full size
- * (players are a few pixels wide in a panorama; a resampling filter would show other frames than
- * the detector saw), and for each analysed frame the decoded frame nearest its `tMs` (within half a
- * source frame, else that frame's boxes get no feature and are associated by motion alone),
- * `torsoHistogram` of each person box. Frames between analysed ones are decoded and skipped.
+ * The appearance features the detect stage stored with the boxes (`Detection.appearance`, measured
+ * in the frame it analysed), or null when the file has none (written before the field, or by a
+ * producer that does not measure it: {@link appearanceFeatures} decodes the video instead).
+ */
+export function storedAppearanceFeatures(detections: DetectionsFile): AppearanceFeatures | null {
+  if (!detections.frames.some((f) => f.detections.some((d) => d.appearance !== undefined))) return null;
+  return new Map(
+    detections.frames.map((f, k) => [
+      k,
+      f.detections.map((d) => (d.appearance === undefined ? null : decodeHistogram(d.appearance))),
+    ]),
+  );
+}
+
+/**
+ * Appearance features of every person box: the video decoded once at full size (players are a few
+ * pixels wide in a panorama) picking the source frames the detect stage analysed (the same `select`
+ * at `detections.header.analysisFps`, `analysisSelectFilter`: no resampling, only those frames are
+ * converted and piped), and for each analysed frame the decoded frame nearest its `tMs` (within half
+ * a source frame, else that frame's boxes get no feature and are associated by motion alone),
+ * `torsoHistogram` of each person box.
  *
  * @param onProgress - share of frames decoded, in [0, 1].
  * @throws the `readVideoFrames` errors (`video_corrupt`, `video_truncated`) and the abort reason.
@@ -28,6 +44,7 @@ export async function appearanceFeatures(
   let k = 0;
   for await (const frame of readVideoFrames(videoPath, {
     info,
+    fps: detections.header.analysisFps,
     signal: options.signal,
     binaries: options.binaries,
     minDecodedShare: 0,

@@ -1,5 +1,5 @@
+import { histogramDistance } from '../detect/appearance.ts';
 import { type BoxXyxy, iou } from '../detect/geometry.ts';
-import { histogramDistance } from './appearance.ts';
 import { assignWithLimit } from './assignment.ts';
 import { initiate, type KalmanState, predict, update } from './kalman-filter.ts';
 

@@ -24,7 +24,7 @@ import type { StageHandler } from '../runtime/stage-handler.ts';
 import type { StageHandlerContext } from '../runtime/stage-registry.ts';
 import { readCarry, writeCarry } from '../segment/carry.ts';
 import { segmentStartS } from '../segment/segment-clock.ts';
-import { appearanceFeatures } from './appearance-features.ts';
+import { appearanceFeatures, storedAppearanceFeatures } from './appearance-features.ts';
 import { writeBallTrackFile } from './ball/ball-track-format.ts';
 import { modelCardThresholds } from './model-card.ts';
 import { pitchRegionOf } from './pitch-region.ts';
@@ -52,8 +52,13 @@ export const trackEnvSchema = z.object({
   TRACK_HIGH_SCORE: optionalScore,
   /** ByteTrack's low score threshold (with `TRACK_HIGH_SCORE`). @defaultValue 0.1 */
   TRACK_LOW_SCORE: optionalScore,
-  /** `on`: appearance (torso colour histograms from the video, decoded at its own rate) gates association; `off` (default: it cost ~3× real time to decode a 2880×392 panorama on our loaded 2-core host for no measured gain on the synthetic demo): motion only. */
-  TRACK_APPEARANCE: envEnum(['on', 'off'] as const, 'off'),
+  /**
+   * `on` (default): appearance (each person's torso colour histogram, as the detect stage stored it
+   * with the box; for a detections file without it, decoded from the panorama/camera video) gates
+   * association and lets a lost player be found again after an occlusion (bench/README § track);
+   * `off`: motion only.
+   */
+  TRACK_APPEARANCE: envEnum(['on', 'off'] as const, 'on'),
   /** The detector whose model card (`metrics.json` beside it) may give the thresholds. */
   DETECT_MODEL_PATH: z.string().optional(),
 });
@@ -63,7 +68,8 @@ export const trackEnvSchema = z.object({
  * calibration (kind `calibration`, or an input whose key ends in `venue.json`: its pitch keeps
  * tracks and the ball on the pitch); runs ByteTrack on the people (thresholds: `TRACK_HIGH_SCORE`,
  * else the model card of `DETECT_MODEL_PATH` when the detections come from that model, else
- * calibrated on the clip; appearance from the `panorama`/`camera` video only with `TRACK_APPEARANCE=on`)
+ * calibrated on the clip; appearance from the detections, else the `panorama`/`camera` video, unless
+ * `TRACK_APPEARANCE=off`)
  * and the ball tracker; writes `tracks.json` (kind `tracks`) and
  * `ball-track.json` (kind `ball-track`). Fails with `no_tracks` (not retriable) when no track lasts
  * long enough, `calibration_invalid` for a venue.json that does not validate.
@@ -105,14 +111,17 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
           env.TRACK_HIGH_SCORE === undefined
             ? await modelCardThresholds(env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH, detections.header.model.sha256)
             : null;
-        // Appearance from the video when the job has it (decoded once at the analysis rate).
+        // Appearance as the detect stage measured it; from older detections files, decoded from the video.
         const appearance =
-          env.TRACK_APPEARANCE === 'on' && videoRef
-            ? await appearanceFeatures(await io.openInput(videoRef, dir, signal), detections, {
-                signal,
-                onProgress: throttle((f) => reportProgress(f * 0.5)),
-              })
-            : undefined;
+          env.TRACK_APPEARANCE === 'off'
+            ? undefined
+            : (storedAppearanceFeatures(detections) ??
+              (videoRef
+                ? await appearanceFeatures(await io.openInput(videoRef, dir, signal), detections, {
+                    signal,
+                    onProgress: throttle((f) => reportProgress(f * 0.5)),
+                  })
+                : undefined));
         const clip = trackClip(
           detections,
           {

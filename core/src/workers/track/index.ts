@@ -5,7 +5,6 @@
  * interpolated, tracks off the pitch dropped; the ball's own track (`ball/`); detections file →
  * tracks file (`tracks-format.ts`) + `ball-track.json` (`ball/ball-track-format.ts`).
  */
-export * from './appearance.ts';
 export * from './appearance-features.ts';
 export * from './assignment.ts';
 export * from './ball/index.ts';

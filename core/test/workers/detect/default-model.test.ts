@@ -9,8 +9,15 @@ import {
   detectOptionsFromEnv,
 } from '../../../src/workers/detect/handler.ts';
 import type { BoxXyxy } from '../../../src/workers/detect/index.ts';
-import { Detector, readDetectionsFile, runDetect } from '../../../src/workers/detect/index.ts';
+import {
+  Detector,
+  decodeHistogram,
+  histogramDistance,
+  readDetectionsFile,
+  runDetect,
+} from '../../../src/workers/detect/index.ts';
 import { detectionQuality } from '../../../src/workers/quality/index.ts';
+import { appearanceFeatures } from '../../../src/workers/track/index.ts';
 
 /**
  * The repository's default detector (core/models/player-detector), loaded by
@@ -74,6 +81,26 @@ describe('default player detector', () => {
       const quality = detectionQuality(frames, 0.5, 0.3);
       expect(quality.precision).toBeGreaterThanOrEqual(0.8);
       expect(quality.recall).toBeGreaterThanOrEqual(0.8);
+
+      // Every person box carries its torso colours, measured in the frame the detector saw: they
+      // agree with the same boxes measured on the video decoded again at its full size.
+      const people = detections.frames.flatMap((f) => f.detections.filter((d) => d.class !== 'ball'));
+      expect(people.filter((d) => d.appearance !== undefined).length).toBeGreaterThan(0.9 * people.length);
+      expect(detections.frames.flatMap((f) => f.detections).filter((d) => d.class === 'ball' && d.appearance)).toEqual(
+        [],
+      );
+      const decoded = await appearanceFeatures(inputPath, detections);
+      const distances = detections.frames.flatMap((f, k) =>
+        f.detections.flatMap((d, i) => {
+          const again = decoded.get(k)?.[i];
+          const stored = d.appearance === undefined ? null : decodeHistogram(d.appearance);
+          return stored && again ? [histogramDistance(stored, again)] : [];
+        }),
+      );
+      // (This clip is analysed at scale 1: the same pixels, up to the stored bytes' rounding.)
+      expect(summary.header.tiling?.scale).toBe(1);
+      expect(distances.length).toBeGreaterThan(0.9 * people.length);
+      expect(Math.max(...distances)).toBeLessThan(0.01);
     } finally {
       await detector.close();
     }

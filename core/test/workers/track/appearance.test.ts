@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import type { BoxXyxy } from '../../../src/workers/detect/index.ts';
-import { ByteTracker, histogramDistance, torsoHistogram } from '../../../src/workers/track/index.ts';
+import {
+  type BoxXyxy,
+  type DetectionsFile,
+  decodeHistogram,
+  encodeHistogram,
+  histogramDistance,
+  torsoHistogram,
+} from '../../../src/workers/detect/index.ts';
+import {
+  type AppearanceFeatures,
+  ByteTracker,
+  storedAppearanceFeatures,
+  trackClip,
+} from '../../../src/workers/track/index.ts';
 
 const box = (cx: number, cy: number, w = 20, h = 50): BoxXyxy => [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
 
@@ -48,5 +60,119 @@ describe('appearance', () => {
     expect(histogramDistance(h, RED)).toBeCloseTo(0, 5);
     expect(histogramDistance(h, BLUE)).toBeCloseTo(1, 5);
     expect(torsoHistogram({ width, height, data }, [100, 100, 104, 104])).toBeNull();
+  });
+
+  it("with appearance, finds a player again after an occlusion he stopped in, but never in another team's shirt", () => {
+    // A player 8×20 px (a panorama's far side) runs right at 3 px per analysed frame, is hidden for
+    // 4 frames during which he stops, and reappears where he stopped: the Kalman prediction ran on
+    // 15 px, about two box widths. A player of the other team runs toward him, is hidden in the same
+    // frames and stops too: he reappears 3 px from where the red player's prediction points, and the
+    // red player 6 px from his — motion alone with a wide buffer would swap them.
+    const small = (cx: number) => box(cx, 100, 8, 20);
+    const frames = Array.from({ length: 24 }, (_, f) => {
+      const hidden = f >= 10 && f < 14;
+      const red = f < 10 ? 100 + 3 * f : 127; // stops at x = 127 while hidden
+      return {
+        frame: f,
+        tMs: f * 100,
+        detections: hidden
+          ? []
+          : [
+              { class: 'player' as const, score: 0.9, box: small(red) },
+              { class: 'player' as const, score: 0.9, box: small(f < 10 ? 175 - 3 * f : 139) },
+            ],
+        colours: hidden ? [] : [RED, BLUE],
+      };
+    });
+    const file: DetectionsFile = {
+      header: {
+        format: 'polyvision.detections',
+        version: 1,
+        source: { width: 640, height: 200, fps: 10, frameCount: 24, durationMs: 2400 },
+        analysisFps: 10,
+        model: {
+          version: 't',
+          sha256: 'x',
+          layout: 'yolov8',
+          inputWidth: 640,
+          inputHeight: 640,
+          executionProvider: 'cpu',
+          tiles: 1,
+        },
+        classes: ['player', 'ball'],
+      },
+      frames: frames.map(({ colours: _c, ...f }) => f),
+    };
+    const appearance: AppearanceFeatures = new Map(frames.map((f, i) => [i, f.colours]));
+    const redIds = (withAppearance: boolean) => {
+      const { tracks } = trackClip(file, {
+        modelCardThresholds: { high: 0.5, low: 0.1 },
+        ...(withAppearance ? { appearance } : {}),
+      });
+      return tracks.tracks
+        .filter((t) => t.frames.some((f) => !f.interpolated && Math.abs((f.box[0] + f.box[2]) / 2 - 127) < 1))
+        .map((t) => t.id);
+    };
+    // Motion alone (×1.5 buffer): the red player's prediction and his box no longer overlap: a new id.
+    expect(redIds(false)).toHaveLength(2);
+    // Appearance (×2.5 buffer, colour gate): one id from start to end, and the blue player kept his own.
+    const { tracks } = trackClip(file, { modelCardThresholds: { high: 0.5, low: 0.1 }, appearance });
+    const byColumn = (x: number, f: number) =>
+      tracks.tracks.find((t) => t.frames.some((p) => p.frame === f && Math.abs((p.box[0] + p.box[2]) / 2 - x) < 1));
+    expect(redIds(true)).toHaveLength(1);
+    expect(byColumn(100, 0)!.id).toBe(byColumn(127, 23)!.id);
+    expect(byColumn(175, 0)!.id).toBe(byColumn(139, 23)!.id);
+    expect(byColumn(175, 0)!.id).not.toBe(byColumn(100, 0)!.id);
+  });
+});
+
+describe('stored appearance', () => {
+  it('round-trips a histogram through the detections file and reads it back per frame', () => {
+    const h = new Float32Array(64);
+    h[48] = 0.7;
+    h[3] = 0.2;
+    h[10] = 0.1;
+    const text = encodeHistogram(h);
+    expect(text).toHaveLength(88);
+    const back = decodeHistogram(text)!;
+    expect(histogramDistance(h, back)).toBeLessThan(1e-3);
+    expect(decodeHistogram('AAAA')).toBeNull(); // not 64 bytes
+    expect(decodeHistogram(encodeHistogram(new Float32Array(64)))).toBeNull(); // no colour at all
+
+    const header = {
+      format: 'polyvision.detections' as const,
+      version: 1 as const,
+      source: { width: 100, height: 100, fps: 10, frameCount: 2, durationMs: 200 },
+      analysisFps: 10,
+      model: {
+        version: 't',
+        sha256: 'x',
+        layout: 'yolov8',
+        inputWidth: 1,
+        inputHeight: 1,
+        executionProvider: 'cpu',
+        tiles: 1,
+      },
+      classes: ['player' as const, 'ball' as const],
+    };
+    const player = { class: 'player' as const, score: 0.9, box: box(50, 50) };
+    expect(storedAppearanceFeatures({ header, frames: [{ frame: 0, tMs: 0, detections: [player] }] })).toBeNull();
+    const stored = storedAppearanceFeatures({
+      header,
+      frames: [
+        {
+          frame: 0,
+          tMs: 0,
+          detections: [
+            { ...player, appearance: text },
+            { class: 'ball', score: 0.5, box: box(9, 9, 2, 2) },
+          ],
+        },
+        { frame: 1, tMs: 100, detections: [] },
+      ],
+    })!;
+    expect(stored.get(0)![0]![48]).toBeCloseTo(0.7, 2);
+    expect(stored.get(0)![1]).toBeNull();
+    expect(stored.get(1)).toEqual([]);
   });
 });

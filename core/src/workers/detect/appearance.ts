@@ -1,4 +1,4 @@
-import type { BoxXyxy } from '../detect/geometry.ts';
+import type { BoxXyxy } from './geometry.ts';
 
 /** What {@link torsoHistogram} reads: packed BGR pixels, row-major. */
 export interface BgrFrame {
@@ -53,4 +53,32 @@ export function histogramDistance(p: Float32Array, q: Float32Array): number {
   let bc = 0;
   for (let i = 0; i < p.length; i++) bc += Math.sqrt(p[i]! * q[i]!);
   return Math.max(0, 1 - bc);
+}
+
+/**
+ * A {@link torsoHistogram} as it is stored in a detections file (`Detection.appearance`): each of the
+ * 64 bins as one byte, `round(255 · p)`, base64 (88 characters).
+ */
+export function encodeHistogram(histogram: Float32Array): string {
+  const bytes = new Uint8Array(histogram.length);
+  for (let i = 0; i < histogram.length; i++) bytes[i] = Math.min(255, Math.round(255 * histogram[i]!));
+  return Buffer.from(bytes).toString('base64');
+}
+
+/**
+ * The histogram of {@link encodeHistogram}, L1-normalised again (the bytes' rounding moves each bin by
+ * at most 1/510).
+ *
+ * @returns null when the text is not 64 base64-encoded bytes or every bin is 0.
+ */
+export function decodeHistogram(text: string): Float32Array | null {
+  const bytes = Buffer.from(text, 'base64');
+  const bins = HISTOGRAM_BINS_PER_CHANNEL ** 3;
+  if (bytes.length !== bins) return null;
+  let sum = 0;
+  for (const b of bytes) sum += b;
+  if (sum === 0) return null;
+  const histogram = new Float32Array(bins);
+  for (let i = 0; i < bins; i++) histogram[i] = bytes[i]! / sum;
+  return histogram;
 }
