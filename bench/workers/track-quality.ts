@@ -32,6 +32,7 @@ import {
   appearanceFeatures,
   modelCardThresholds,
   pitchRegionOf,
+  storedAppearanceFeatures,
   type TrackedClip,
   type TrackOptions,
   type TracksFile,
@@ -199,7 +200,8 @@ function measure(rate: number, picked: number[], result: TrackedClip, truth: Tra
   };
 }
 
-const sourceFeatures = await appearanceFeatures(clip.panoramaPath, source);
+// As the track stage: the colours detect stored with the boxes; a cache written before it has them decodes the panorama.
+const sourceFeatures = storedAppearanceFeatures(source) ?? (await appearanceFeatures(clip.panoramaPath, source));
 const region = pitchRegionOf(clip.venue, clip.width, clip.height) ?? undefined;
 // As the track stage: the model card's thresholds for the model that made the detections (track/handler.ts).
 const card = await modelCardThresholds(DEFAULT_MODEL_PATH, source.header.model.sha256);
