@@ -23,7 +23,15 @@ const FRAMES = 30;
 /** Writes a match folder: `people` confident detections per frame, `tracked` people tracks, optional ball. */
 async function matchFolder(
   name: string,
-  o: { tracked: number; ball: boolean; cropOnPitch: number; unit: 'm' | 'px'; teams: [number, number] },
+  o: {
+    tracked: number;
+    ball: boolean;
+    cropOnPitch: number;
+    unit: 'm' | 'px';
+    teams: [number, number];
+    /** Frames whose ball the camera did not follow (far from every player). @defaultValue 0 */
+    ballOutOfPlay?: number;
+  },
 ) {
   const dir = join(root, name);
   const write = async (path: string, text: string) => {
@@ -59,7 +67,7 @@ async function matchFolder(
     'vcam/camera-path.json',
     JSON.stringify({
       quality: {
-        ballInCropShare: o.ball ? 0.97 : null,
+        ballInCropShare: o.ball ? (o.ballOutOfPlay ? 0.5 : 0.97) : null,
         framesWithBall: o.ball ? FRAMES : 0,
         cropOnPitchShare: o.cropOnPitch,
       },
@@ -75,10 +83,11 @@ async function matchFolder(
       pitch: { source: 'calibration' },
       people: { onPitch: o.tracked * FRAMES, total: o.tracked * FRAMES },
       follow: {
-        ballFrames: o.ball ? FRAMES : 0,
-        playerFrames: o.ball ? 0 : FRAMES,
+        ballFrames: o.ball ? FRAMES - (o.ballOutOfPlay ?? 0) : 0,
+        playerFrames: o.ball ? (o.ballOutOfPlay ?? 0) : FRAMES,
         heldFrames: 0,
         firstObservedFrame: 0,
+        ballOutOfPlayFrames: o.ballOutOfPlay ?? 0,
       },
     }),
   );
@@ -206,5 +215,21 @@ describe('report.html', () => {
     const html = await readFile(await writeReport(partial), 'utf8');
     expect(checksOf(html)).toEqual(['segments-failed']);
     expect(html).toContain('segment 1 (detect: video_corrupt) failed');
+  });
+
+  it('says when the ball track left the play and the camera followed the players instead', async () => {
+    const dir = await matchFolder('false-ball', {
+      tracked: 20,
+      ball: true,
+      cropOnPitch: 0.9,
+      unit: 'm',
+      teams: [11, 11],
+      ballOutOfPlay: 15,
+    });
+    const html = await readFile(await writeReport(result(dir, null)), 'utf8');
+    // Not "the ball is out of the crop": the camera chose not to follow a track far from every player.
+    expect(checksOf(html)).toEqual(['ball-out-of-play']);
+    expect(html).toContain('far from every player in 15 of 30 frames');
+    expect(html).toContain('the ball track out of play in 15 of the players');
   });
 });

@@ -16,7 +16,7 @@ const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
  * looks. Thresholds are deliberately coarse (they flag, they do not grade):
  * - the job failed (and which stage, why), or completed without some of its segments;
  * - tracked people per frame under half the confident (score ≥ 0.5) people detections;
- * - no ball track (the camera follows the players' centre);
+ * - no ball track (the camera follows the players' centre), or one that leaves the play (not followed there);
  * - a median people score under 0.3 (the detector is unsure of most boxes);
  * - the crop window under 60 % on the pitch, or most people off the pitch;
  * - an output upscaled beyond the limit; the detector's own warnings;
@@ -62,7 +62,14 @@ export function reportChecks(result: DemoResult, data: ReportData): ReportCheck[
       `The virtual camera shows the pitch in only ${pct(q.cropOnPitchShare)} of its picture.`,
     );
   }
-  if (q?.ballInCropShare != null && q.ballInCropShare < 0.9) {
+  const outOfPlay = data.cameraPath?.follow?.ballOutOfPlayFrames ?? 0;
+  if (outOfPlay > 0 && q?.framesWithBall) {
+    add(
+      'warning',
+      'ball-out-of-play',
+      `The ball track was far from every player in ${outOfPlay} of ${q.framesWithBall} frames: the virtual camera followed the players there, not the track (a ball track that leaves the play is often a false ball: a sock, a line mark).`,
+    );
+  } else if (q?.ballInCropShare != null && q.ballInCropShare < 0.9) {
     add(
       'warning',
       'ball-out-of-crop',

@@ -48,7 +48,14 @@ export interface ReportData {
     peopleSource?: string;
     pitch?: { source: string };
     people?: { onPitch: number; total: number };
-    follow?: { ballFrames: number; playerFrames: number; heldFrames: number; firstObservedFrame: number | null };
+    follow?: {
+      ballFrames: number;
+      playerFrames: number;
+      heldFrames: number;
+      firstObservedFrame: number | null;
+      /** Absent in paths planned before the ball had to be in play. */
+      ballOutOfPlayFrames?: number;
+    };
   } | null;
   analytics: {
     unit?: string;

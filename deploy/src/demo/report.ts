@@ -153,7 +153,9 @@ function vcamTable(cp: NonNullable<ReportData['cameraPath']>, share: (v: number 
     ],
     [
       'frames following the ball / the players / held',
-      cp.follow ? `${cp.follow.ballFrames} / ${cp.follow.playerFrames} / ${cp.follow.heldFrames}` : '–',
+      cp.follow
+        ? `${cp.follow.ballFrames} / ${cp.follow.playerFrames} / ${cp.follow.heldFrames}${cp.follow.ballOutOfPlayFrames ? ` (the ball track out of play in ${cp.follow.ballOutOfPlayFrames} of the players' frames)` : ''}`
+        : '–',
     ],
     [
       'ball inside the crop',

@@ -37,6 +37,14 @@ export interface CameraPathOptions {
   pitch?: PitchRegion;
   /** With a ball, the target keeps it within this share of the crop around the centre. @defaultValue 0.5 */
   ballKeepShare?: number;
+  /**
+   * The ball is followed only while it is in play: within this share of the players' window
+   * (their centre ± `ballInPlayShare` × half its width / height). A "ball" far from every player's
+   * window is more often a false one (a sock, a line mark) than a long pass, and following it takes
+   * the play out of the picture; the players' centre is followed in those frames. Frames without
+   * on-pitch people follow the ball wherever it is. `Infinity`: always follow the ball. @defaultValue 1
+   */
+  ballInPlayShare?: number;
   /** Centred moving average of the targets before the dynamics, seconds (offline look-ahead). @defaultValue 1 */
   targetSmoothingSeconds?: number;
   /** No pan while the target stays within this share of the crop width from the centre. @defaultValue 0.08 */
@@ -73,8 +81,17 @@ export interface CameraPath {
   sourceWidth: number;
   sourceHeight: number;
   windows: CropWindow[];
-  /** What the target followed: frames with a ball, with on-pitch players only, and with neither (target held). */
-  follow: { ballFrames: number; playerFrames: number; heldFrames: number; firstObservedFrame: number | null };
+  /**
+   * What the target followed: frames with a ball, with on-pitch players only, and with neither (target
+   * held); `ballOutOfPlayFrames` of the player frames had a ball that was not followed (`ballInPlayShare`).
+   */
+  follow: {
+    ballFrames: number;
+    playerFrames: number;
+    heldFrames: number;
+    firstObservedFrame: number | null;
+    ballOutOfPlayFrames: number;
+  };
   /** People detections on the pitch / all people detections (foot point in the pitch region). */
   people: { onPitch: number; total: number; pitchSource: PitchRegion['source'] };
   /** The state to hand to the path of the match's next segment (`CameraPathOptions.carry`); always set by `planCameraPath`. */
@@ -125,17 +142,19 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
     maxZoomSpeedShare: 0.15,
     responsiveness: 2,
     ballKeepShare: 0.5,
+    ballInPlayShare: 1,
     ...options,
   };
   if (
     !(o.ballWeight >= 0 && o.ballWeight <= 1) ||
     !(o.minCropWidthPx > 0) ||
     !(o.aspectRatio > 0) ||
-    !(o.ballKeepShare > 0 && o.ballKeepShare <= 1)
+    !(o.ballKeepShare > 0 && o.ballKeepShare <= 1) ||
+    !(o.ballInPlayShare > 0)
   ) {
     throw new PolyvisionError(
       'vcam_options_invalid',
-      'ballWeight must be in [0, 1], ballKeepShare in (0, 1], minCropWidthPx and aspectRatio > 0',
+      'ballWeight must be in [0, 1], ballKeepShare in (0, 1], ballInPlayShare, minCropWidthPx and aspectRatio > 0',
     );
   }
   const fps = tracks.detections.analysisFps;
@@ -168,9 +187,10 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
   const raw: (CropWindow | null)[] = [];
   let ballFrames = 0;
   let playerFrames = 0;
+  let ballOutOfPlayFrames = 0;
   for (let f = 0; f < n; f++) {
     const ps = people[f]!;
-    const b = ball[f];
+    let b = ball[f];
     if (ps.length === 0 && !b) {
       raw.push(null);
       continue;
@@ -181,14 +201,20 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
     if (ps.length > 0) {
       const px = ps.reduce((s, p) => s + p.x, 0) / ps.length;
       const py = ps.reduce((s, p) => s + p.y, 0) / ps.length;
-      const w = b ? o.ballWeight : 0;
-      cx = (1 - w) * px + w * cx;
-      cy = (1 - w) * py + w * cy;
       const xs = ps.map((p) => p.x).sort((a, c) => a - c);
       const ys = ps.map((p) => p.y).sort((a, c) => a - c);
       const spreadW = (percentile(xs, 0.9) - percentile(xs, 0.1)) * o.spreadMargin;
       const spreadH = (percentile(ys, 0.9) - percentile(ys, 0.1)) * o.spreadMargin;
-      width = Math.max(spreadW, spreadH * o.aspectRatio, minWidth);
+      width = Math.min(maxWidth, Math.max(spreadW, spreadH * o.aspectRatio, minWidth));
+      const playHalfW = (o.ballInPlayShare * width) / 2;
+      const playHalfH = (o.ballInPlayShare * width) / o.aspectRatio / 2;
+      if (b && (Math.abs(b.x - px) > playHalfW || Math.abs(b.y - py) > playHalfH)) {
+        b = undefined;
+        ballOutOfPlayFrames += 1;
+      }
+      const w = b ? o.ballWeight : 0;
+      cx = (1 - w) * px + w * cx;
+      cy = (1 - w) * py + w * cy;
     }
     width = Math.min(maxWidth, width);
     const height = width / o.aspectRatio;
@@ -287,6 +313,7 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
     windows,
     follow: {
       ballFrames,
+      ballOutOfPlayFrames,
       playerFrames,
       heldFrames: n - ballFrames - playerFrames,
       firstObservedFrame: firstObserved >= 0 ? firstObserved : null,

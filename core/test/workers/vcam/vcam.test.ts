@@ -66,12 +66,12 @@ function meanAbsDiff(a: Buffer, b: Buffer): number {
 }
 
 describe('camera path', () => {
-  // A 4000×1000 panorama; a group of players drifts right, the ball runs ahead of them.
+  // A 4000×1000 panorama; a group of players drifts right, the ball 300 px ahead of their centre.
   const n = 250;
   const players = Array.from({ length: 6 }, (_, i) =>
     movingTrack(i + 1, 'player', n, (f) => [800 + i * 120 + f * 8 + (((f + i) * 7919) % 61) - 30, 400 + (i % 3) * 100]),
   );
-  const ball = movingTrack(7, 'ball', n, (f) => [1400 + f * 9, 500], [10, 10]);
+  const ball = movingTrack(7, 'ball', n, (f) => [1400 + f * 8, 500], [10, 10]);
   const tracks = tracksFile([...players, ball], n, 25, 4000, 1000);
 
   it('follows the play with the ball in the crop, within speed caps, smoothly', () => {
@@ -225,11 +225,32 @@ describe('who the camera follows', () => {
   });
 
   it('follows the ball track when there is one, keeping it in the crop', () => {
-    const players = [1, 2, 3].map((id) => movingTrack(id, 'player', n, () => [1000 + id * 40, 500]));
-    const ball = Array.from({ length: n }, (_, f) => ({ x: 1000 + f * 25, y: 500, state: 'detected' as const }));
+    // Three players chase the ball, which runs 300 px ahead of them.
+    const players = [1, 2, 3].map((id) => movingTrack(id, 'player', n, (f) => [700 + f * 25 + id * 40, 500]));
+    const ball = Array.from({ length: n }, (_, f) => ({ x: 1080 + f * 25, y: 500, state: 'detected' as const }));
     const path = planCameraPath(tracksFile(players, n, 25, 4000, 1000), { ball, minCropWidthPx: 800 });
     expect(path.follow.ballFrames).toBe(n);
     expect(measureCameraPath(path, ball).ballInCropShare).toBeGreaterThan(0.95);
+  });
+
+  it('does not follow a "ball" out of play: one far from every player keeps the camera on the players', () => {
+    // The play stays around x = 1080; the ball tracker follows something at x = 3200 (a sock, a line
+    // mark) for the whole clip. Following it would show no player; the players' window is kept instead.
+    const players = [1, 2, 3].map((id) => movingTrack(id, 'player', n, () => [1000 + id * 40, 500]));
+    const tracks = tracksFile(players, n, 25, 4000, 1000);
+    const falseBall = Array.from({ length: n }, () => ({ x: 3200, y: 500, state: 'detected' as const }));
+    const path = planCameraPath(tracks, { ball: falseBall, minCropWidthPx: 800 });
+    expect(path.follow).toMatchObject({ ballFrames: 0, playerFrames: n, ballOutOfPlayFrames: n });
+    const centre = windowAt(path, ((n - 1) / 25) * 1000);
+    expect(Math.abs(centre.cx - 1080)).toBeLessThan(100);
+    // Always following it (`ballInPlayShare: Infinity`, the former behaviour) loses the players.
+    const dragged = planCameraPath(tracks, {
+      ball: falseBall,
+      minCropWidthPx: 800,
+      ballInPlayShare: Number.POSITIVE_INFINITY,
+    });
+    const last = windowAt(dragged, ((n - 1) / 25) * 1000);
+    expect(Math.abs(last.cx - 1080)).toBeGreaterThan(last.width / 2);
   });
 });
 
@@ -367,7 +388,7 @@ describe('render', () => {
       sourceWidth: 1280,
       sourceHeight: 720,
       windows,
-      follow: { ballFrames: 0, playerFrames: 30, heldFrames: 0, firstObservedFrame: 0 },
+      follow: { ballFrames: 0, playerFrames: 30, heldFrames: 0, firstObservedFrame: 0, ballOutOfPlayFrames: 0 },
       people: { onPitch: 0, total: 0, pitchSource: 'none' },
     };
     const outputPath = join(dir, 'exact.mp4');
