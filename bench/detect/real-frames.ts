@@ -3,7 +3,7 @@
  *
  *   node bench/detect/real-frames.ts [--model PATH] [--layout auto|yolov8|yolox] [--class-map 0:player,…]
  *        [--tiling auto|off|CxR|NNpx] [--model-person-height PX] [--name ROW] [--speed-frames N]
- *        [--scoring card|legacy]
+ *        [--scoring card|legacy] [--nms-containment 0.8 (1: off)]
  *
  * `--scoring` (bench/detect/scoring.ts): `card` (default, as the stage from player-detector 2.1:
  * the model card's per-class floors, merged person score, 25th-percentile first pass) or `legacy`
@@ -55,6 +55,7 @@ const { values } = parseArgs({
     name: { type: 'string' },
     'speed-frames': { type: 'string', default: '12' },
     scoring: { type: 'string', default: 'card' },
+    'nms-containment': { type: 'string' },
   },
 });
 
@@ -110,6 +111,7 @@ const detector = await Detector.open({
   layout: values.layout as 'auto',
   classMap,
   tiling: { ...parseTilingSetting(values.tiling), ...(modelPersonHeightPx ? { modelPersonHeightPx } : {}) },
+  ...(values['nms-containment'] ? { nmsContainmentThreshold: Number(values['nms-containment']) } : {}),
 });
 const W = 1920;
 const H = 1080;

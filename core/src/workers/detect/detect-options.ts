@@ -55,6 +55,11 @@ export interface DetectOptions {
   confidentScore?: number;
   /** IoU above which class-wise NMS drops a box. @defaultValue 0.45 */
   nmsIouThreshold?: number;
+  /**
+   * Intersection over the smaller box above which NMS drops a box inside (or around) a better one of
+   * its group (`classWiseNms`): a second box on one person. `1`: off. @defaultValue 0.8
+   */
+  nmsContainmentThreshold?: number;
   /** @defaultValue 300 */
   maxDetectionsPerFrame?: number;
   /**
@@ -88,6 +93,7 @@ export const DETECT_DEFAULTS = Object.freeze({
   personScore: 'noisy-or',
   personHeightPercentile: 25,
   nmsIouThreshold: 0.45,
+  nmsContainmentThreshold: 0.8,
   maxDetectionsPerFrame: 300,
   tiling: Object.freeze({
     mode: 'auto',
@@ -132,6 +138,7 @@ const schema = z.object({
   personScore: z.enum(['noisy-or', 'max']),
   personHeightPercentile: z.number().min(1).max(99),
   nmsIouThreshold: z.number().min(0).max(1),
+  nmsContainmentThreshold: z.number().gt(0).max(1),
   maxDetectionsPerFrame: z.number().int().positive(),
   tiling: z.object({
     mode: z.enum(['auto', 'off', 'grid']),

@@ -441,9 +441,13 @@ export class Detector {
       });
     }
     return perFrame.map((candidates) =>
-      classWiseNms(candidates, this.options.nmsIouThreshold, this.options.maxDetectionsPerFrame, (classId) =>
+      classWiseNms(
+        candidates,
+        this.options.nmsIouThreshold,
+        this.options.maxDetectionsPerFrame,
         // One person is one box whatever role the model leans to: people suppress each other.
-        PERSON_CLASSES.has(this.options.classMap[classId] ?? '') ? 'person' : classId,
+        (classId) => (PERSON_CLASSES.has(this.options.classMap[classId] ?? '') ? 'person' : classId),
+        this.options.nmsContainmentThreshold,
       ).map((c) => ({
         class: this.options.classMap[c.classId]!,
         score: Math.min(1, Math.max(0, c.score)),

@@ -1,4 +1,4 @@
-import { type BoxXyxy, iou } from './geometry.ts';
+import { type BoxXyxy, intersectionOverSmaller, iou } from './geometry.ts';
 
 /** A scored box of one model class. */
 export interface Candidate {
@@ -19,15 +19,23 @@ export interface Candidate {
  * model is unsure of (neighbouring anchors voting for different roles) is one
  * box, not one box per role.
  *
+ * Containment: a box that lies mostly inside a kept box of its group, or holds one mostly inside
+ * it (intersection over the smaller area above `maxContainment`), is dropped too, whatever the IoU:
+ * a detector's second box on one person (the legs, or the body without the head) has IoU 0.3–0.5
+ * with the whole-person box and survives IoU suppression, then becomes a second track on one
+ * player. `1` turns it off.
+ *
  * @param iouThreshold - in [0, 1]; higher keeps more overlapping boxes.
  * @param maxDetections - cap on the result (after suppression).
  * @param groupOf - NMS group of a class id.
+ * @param maxContainment - in (0, 1]; intersection over the smaller box's area above which a box is dropped.
  */
 export function classWiseNms(
   candidates: readonly Candidate[],
   iouThreshold: number,
   maxDetections = 1000,
   groupOf: (classId: number) => number | string = (classId) => classId,
+  maxContainment = 1,
 ): Candidate[] {
   const sorted = [...candidates].sort((a, b) => b.score - a.score);
   const keptByClass = new Map<number | string, Candidate[]>();
@@ -39,7 +47,13 @@ export function classWiseNms(
       same = [];
       keptByClass.set(group, same);
     }
-    if (same.some((k) => iou(k.box, candidate.box) > iouThreshold)) continue;
+    if (
+      same.some(
+        (k) =>
+          iou(k.box, candidate.box) > iouThreshold || intersectionOverSmaller(k.box, candidate.box) > maxContainment,
+      )
+    )
+      continue;
     same.push(candidate);
     kept.push(candidate);
     if (kept.length >= maxDetections) break;

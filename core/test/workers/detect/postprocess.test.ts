@@ -5,6 +5,7 @@ import {
   decodeYolov8,
   decodeYolox,
   gridAnchorCount,
+  intersectionOverSmaller,
   iou,
   letterboxInto,
   nativeScaleGrid,
@@ -47,6 +48,29 @@ describe('geometry and NMS', () => {
     const people = (classId: number) => (classId <= 2 ? 'person' : classId);
     expect(classWiseNms(candidates, 0.45, 100, people).map((k) => k.classId)).toEqual([0, 3]);
     expect(classWiseNms(candidates, 0.45).map((k) => k.classId)).toEqual([0, 2, 3]);
+  });
+
+  it('drops a second box inside a better one of its group (the legs of a player), however low their IoU', () => {
+    const person: [number, number, number, number] = [100, 100, 130, 180];
+    const legs: [number, number, number, number] = [102, 140, 128, 180]; // the lower half: IoU 0.43
+    const neighbour: [number, number, number, number] = [120, 95, 150, 175]; // another player, a third behind
+    expect(iou(person, legs)).toBeLessThan(0.45);
+    expect(intersectionOverSmaller(person, legs)).toBe(1);
+    expect(intersectionOverSmaller(person, neighbour)).toBeLessThan(0.5);
+    const candidates = [
+      { box: person, score: 0.9, classId: 0 },
+      { box: legs, score: 0.7, classId: 0 },
+      { box: neighbour, score: 0.8, classId: 0 },
+      { box: [110, 150, 116, 156] as [number, number, number, number], score: 0.5, classId: 3 }, // the ball at his feet
+    ];
+    const people = (classId: number) => (classId <= 2 ? 'person' : classId);
+    expect(classWiseNms(candidates, 0.45, 100, people, 0.8).map((k) => k.box)).toEqual([
+      person,
+      neighbour,
+      [110, 150, 116, 156],
+    ]);
+    // Off (1): IoU alone keeps the legs as a second person.
+    expect(classWiseNms(candidates, 0.45, 100, people, 1)).toHaveLength(4);
   });
 });
 
