@@ -8,6 +8,7 @@ import type { DetectionsFile } from '../../../src/workers/detect/index.ts';
 import { LocalArtifactIo } from '../../../src/workers/detect/index.ts';
 import { createStageHandler } from '../../../src/workers/track/handler.ts';
 import { mergeSegmentTracks, readTracksFile, type TracksFile } from '../../../src/workers/track/index.ts';
+import { detectionsHeader } from '../support/tracks.ts';
 import { detectionsText, runStage, segmentOf, segmentTask, snapshotStore, storeFile } from './support.ts';
 
 const FPS = 10;
@@ -24,22 +25,7 @@ const H = 360;
 function segmentDetections(index: number): DetectionsFile {
   const perSegment = FPS * SEGMENT_S;
   return {
-    header: {
-      format: 'polyvision.detections',
-      version: 1,
-      source: { width: W, height: H, fps: 25, frameCount: SEGMENT_S * 25, durationMs: SEGMENT_S * 1000 },
-      analysisFps: FPS,
-      model: {
-        version: 'test',
-        sha256: 'test',
-        layout: 'yolov8',
-        inputWidth: 640,
-        inputHeight: 640,
-        executionProvider: 'cpu',
-        tiles: 1,
-      },
-      classes: ['player', 'ball'],
-    },
+    header: detectionsHeader(SEGMENT_S * 25, 25, W, H, FPS),
     frames: Array.from({ length: perSegment }, (_, k) => {
       const matchFrame = index * perSegment + k;
       return {

@@ -13,6 +13,7 @@ import {
   storedAppearanceFeatures,
   trackClip,
 } from '../../../src/workers/track/index.ts';
+import { detectionsHeader } from '../support/tracks.ts';
 
 const box = (cx: number, cy: number, w = 20, h = 50): BoxXyxy => [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
 
@@ -85,22 +86,7 @@ describe('appearance', () => {
       };
     });
     const file: DetectionsFile = {
-      header: {
-        format: 'polyvision.detections',
-        version: 1,
-        source: { width: 640, height: 200, fps: 10, frameCount: 24, durationMs: 2400 },
-        analysisFps: 10,
-        model: {
-          version: 't',
-          sha256: 'x',
-          layout: 'yolov8',
-          inputWidth: 640,
-          inputHeight: 640,
-          executionProvider: 'cpu',
-          tiles: 1,
-        },
-        classes: ['player', 'ball'],
-      },
+      header: detectionsHeader(24, 10, 640, 200),
       frames: frames.map(({ colours: _c, ...f }) => f),
     };
     const appearance: AppearanceFeatures = new Map(frames.map((f, i) => [i, f.colours]));
@@ -139,22 +125,7 @@ describe('stored appearance', () => {
     expect(decodeHistogram('AAAA')).toBeNull(); // not 64 bytes
     expect(decodeHistogram(encodeHistogram(new Float32Array(64)))).toBeNull(); // no colour at all
 
-    const header = {
-      format: 'polyvision.detections' as const,
-      version: 1 as const,
-      source: { width: 100, height: 100, fps: 10, frameCount: 2, durationMs: 200 },
-      analysisFps: 10,
-      model: {
-        version: 't',
-        sha256: 'x',
-        layout: 'yolov8',
-        inputWidth: 1,
-        inputHeight: 1,
-        executionProvider: 'cpu',
-        tiles: 1,
-      },
-      classes: ['player' as const, 'ball' as const],
-    };
+    const header = detectionsHeader(2, 10, 100, 100);
     const player = { class: 'player' as const, score: 0.9, box: box(50, 50) };
     expect(storedAppearanceFeatures({ header, frames: [{ frame: 0, tMs: 0, detections: [player] }] })).toBeNull();
     const stored = storedAppearanceFeatures({
