@@ -18,7 +18,8 @@ import { DETECTION_CLASSES } from './detect-options.ts';
  *  "classes":["player","ball"],
  *  "warnings":["…"]}
  * ```
- * `tiling` and `warnings` are optional (absent in older files; `warnings` only when there are some).
+ * `tiling`, `warnings` and `appearance` are optional (absent in older files; `warnings` only when there
+ * are some; `appearance: "torso-rgb-64"` when the producer measured the person boxes' colours).
  * Then one line per analysed frame, in order, also frames without detections:
  * ```json
  * {"frame":0,"sourceFrame":0,"tMs":0,"detections":[{"class":"player","score":0.91,"box":[x1,y1,x2,y2]}]}
@@ -32,6 +33,9 @@ import { DETECTION_CLASSES } from './detect-options.ts';
  * which the track stage uses instead of decoding the video a second time.
  */
 export const DETECTIONS_FORMAT = 'polyvision.detections';
+
+/** `DetectionsHeader.appearance` of a file whose person boxes carry `torsoHistogram`s. */
+export const TORSO_APPEARANCE = 'torso-rgb-64';
 
 export const DetectionSchema = z.object({
   class: z.enum(DETECTION_CLASSES),
@@ -80,6 +84,11 @@ export const DetectionsHeaderSchema = z.object({
     .optional(),
   /** Things a person should know about this run (e.g. a model that looks wrong for the footage). */
   warnings: z.array(z.string()).optional(),
+  /**
+   * What each person box's `appearance` holds, when the producer measured it (`torso-rgb-64`:
+   * `torsoHistogram`); a box without one was too small to measure. Absent: not measured.
+   */
+  appearance: z.literal(TORSO_APPEARANCE).optional(),
 });
 export type DetectionsHeader = z.output<typeof DetectionsHeaderSchema>;
 

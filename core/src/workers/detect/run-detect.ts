@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { PolyvisionError } from '@polyvision/shared';
 import { encodeHistogram, torsoHistogram } from './appearance.ts';
 import type { Detection, DetectionsHeader } from './detections-format.ts';
-import { DETECTIONS_FORMAT, formatFrameLine } from './detections-format.ts';
+import { DETECTIONS_FORMAT, formatFrameLine, TORSO_APPEARANCE } from './detections-format.ts';
 import type { Detector, PreparedBatch } from './detector.ts';
 import { type MediaBinaries, probeVideo, type RawFrame, readFramesAt, readVideoFrames } from './frames/index.ts';
 import { modelLooksWrong, type ScoreStats } from './model-sanity.ts';
@@ -132,6 +132,7 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
       modelPersonHeightPx: detector.info.modelPersonHeightPx,
     },
     classes: [...new Set(Object.values(detector.options.classMap))],
+    appearance: TORSO_APPEARANCE,
   };
   const temporary = `${params.outputPath}.${process.pid}.${Date.now()}.part`;
   const body = `${temporary}.frames`;
@@ -236,7 +237,8 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
 
 /**
  * The person boxes of a frame with their torso colours measured in the decoded frame the detector
- * saw (`frame` is `frameWidthPx / sourceWidthPx` of the source; boxes are in source pixels).
+ * saw (`frame` may be scaled from the source: boxes, in source pixels, are scaled by its width over
+ * `sourceWidthPx`).
  */
 function withAppearance(list: Detection[], frame: RawFrame, sourceWidthPx: number): Detection[] {
   const scale = frame.width / sourceWidthPx;

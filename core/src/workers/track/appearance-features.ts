@@ -1,5 +1,5 @@
 import { decodeHistogram, torsoHistogram } from '../detect/appearance.ts';
-import type { DetectionsFile } from '../detect/detections-format.ts';
+import { type DetectionsFile, TORSO_APPEARANCE } from '../detect/detections-format.ts';
 import { type MediaBinaries, probeVideo, readVideoFrames } from '../detect/frames/index.ts';
 
 /** Per analysed frame (position in `detections.frames`), one feature per detection (null: none). */
@@ -7,11 +7,15 @@ export type AppearanceFeatures = Map<number, (Float32Array | null)[]>;
 
 /**
  * The appearance features the detect stage stored with the boxes (`Detection.appearance`, measured
- * in the frame it analysed), or null when the file has none (written before the field, or by a
- * producer that does not measure it: {@link appearanceFeatures} decodes the video instead).
+ * in the frame it analysed; null for a box too small to measure), or null when the file's producer
+ * did not measure them (no `header.appearance` and no box with one: a file written before the field,
+ * or by another producer — {@link appearanceFeatures} decodes the video instead).
  */
 export function storedAppearanceFeatures(detections: DetectionsFile): AppearanceFeatures | null {
-  if (!detections.frames.some((f) => f.detections.some((d) => d.appearance !== undefined))) return null;
+  const measured =
+    detections.header.appearance === TORSO_APPEARANCE ||
+    detections.frames.some((f) => f.detections.some((d) => d.appearance !== undefined));
+  if (!measured) return null;
   return new Map(
     detections.frames.map((f, k) => [
       k,

@@ -5,7 +5,7 @@ import type { ArtifactRef } from '@polyvision/shared';
 import { PolyvisionError } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DetectionsFile } from '../../../src/workers/detect/index.ts';
-import { LocalArtifactIo } from '../../../src/workers/detect/index.ts';
+import { LocalArtifactIo, TORSO_APPEARANCE } from '../../../src/workers/detect/index.ts';
 import { createStageHandler } from '../../../src/workers/track/handler.ts';
 import { mergeSegmentTracks, readTracksFile, type TracksFile } from '../../../src/workers/track/index.ts';
 import { detectionsHeader } from '../support/tracks.ts';
@@ -112,6 +112,32 @@ describe('track over a match segment by segment', () => {
       expect(t.frames.map((f) => f.frame)).toEqual(Array.from({ length: match.frameCount }, (_, k) => k));
       expect(t.frames.at(-1)!.tMs).toBe(((match.frameCount - 1) * 1000) / FPS);
     }
+  });
+
+  it('never decodes the panorama when detect measured the colours, even if no box was big enough for them', async () => {
+    // A "panorama" that is not a video: decoding it would fail the stage with input_not_video.
+    const panorama = await storeFile(
+      join(root, 'store'),
+      'org-1/match-1/edge/segment-000000/panorama.mp4',
+      'not a video',
+      'panorama',
+    );
+    const measured = { ...segmentDetections(0) };
+    measured.header = { ...measured.header, appearance: TORSO_APPEARANCE };
+    const withHeader = await storeFile(
+      join(root, 'store'),
+      'org-1/match-1/detect/v-appearance/segment-000000/detections.jsonl',
+      detectionsText(measured),
+      'detections',
+    );
+    const task = (input: ArtifactRef) => ({
+      ...segmentTask('track', [input, panorama], segmentOf(0, 1, SEGMENT_S)),
+      model_versions: { track: 'v-appearance' },
+    });
+    const result = await runStage(handler(), task(withHeader));
+    expect(result.outputs.some((o) => o.kind === 'tracks')).toBe(true);
+    // A file from a producer that measured nothing: the stage decodes the video for the colours.
+    await expect(runStage(handler(), task(detections[0]!))).rejects.toMatchObject({ code: 'input_not_video' });
   });
 
   it('without the carry (a fresh tracker per segment) the same id jumps to another player', async () => {
