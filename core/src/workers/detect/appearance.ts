@@ -11,14 +11,24 @@ export interface BgrFrame {
 export const HISTOGRAM_BINS_PER_CHANNEL = 4;
 
 /**
+ * The shortest person box (source pixels) whose torso colours are measured. Below it a torso is a
+ * few source pixels (at 11 px: ~3 × 3), its histogram mostly noise, and a colour gate on it breaks
+ * tracks (synthetic 1440×196 panoramas, people ~11 px: HOTA 70.9 → 66.5 with colours measured on
+ * them, 71.3 without; bench/README § track).
+ */
+export const TORSO_MIN_BOX_HEIGHT_PX = 14;
+
+/**
  * A person's appearance: the colour histogram (4 × 4 × 4 RGB bins, L1-normalised) of the torso —
  * 20–50 % of the box height, the middle half of its width, where the shirt is — leaving out
  * grass-green pixels. Cheap enough for every box of every analysed frame.
  *
  * @param box - in source pixels; `scale` maps them to `frame` pixels (frame width / source width).
- * @returns null when fewer than 8 torso pixels remain (tiny or off-frame boxes).
+ * @returns null for a box under {@link TORSO_MIN_BOX_HEIGHT_PX} source pixels, or when fewer than
+ *   8 torso pixels remain in the frame (tiny or off-frame boxes).
  */
 export function torsoHistogram(frame: BgrFrame, box: BoxXyxy, scale = 1): Float32Array | null {
+  if (box[3] - box[1] < TORSO_MIN_BOX_HEIGHT_PX) return null;
   const [x1, y1, x2, y2] = box.map((v) => v * scale) as [number, number, number, number];
   const bw = x2 - x1;
   const bh = y2 - y1;

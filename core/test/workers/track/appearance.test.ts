@@ -61,6 +61,11 @@ describe('appearance', () => {
     expect(histogramDistance(h, RED)).toBeCloseTo(0, 5);
     expect(histogramDistance(h, BLUE)).toBeCloseTo(1, 5);
     expect(torsoHistogram({ width, height, data }, [100, 100, 104, 104])).toBeNull();
+    // A person under 14 source pixels gets no colours (a torso of a few pixels is noise), even
+    // where the frame is upscaled enough to hold many frame pixels of it.
+    expect(torsoHistogram({ width, height, data }, [10, 20, 30, 32])).toBeNull();
+    expect(torsoHistogram({ width, height, data }, [5, 10, 15, 16], 2)).toBeNull();
+    expect(torsoHistogram({ width, height, data }, [5, 10, 15, 25], 2)).not.toBeNull();
   });
 
   it("with appearance, finds a player again after an occlusion he stopped in, but never in another team's shirt", () => {
