@@ -229,7 +229,7 @@ describe('report.html', () => {
     const html = await readFile(await writeReport(result(dir, null)), 'utf8');
     // Not "the ball is out of the crop": the camera chose not to follow a track far from every player.
     expect(checksOf(html)).toEqual(['ball-out-of-play']);
-    expect(html).toContain('far from every player in 15 of 30 frames');
+    expect(html).toContain('outside the players&#39; window in 15 of 30 frames');
     expect(html).toContain('the ball track out of play in 15 of the players');
   });
 });

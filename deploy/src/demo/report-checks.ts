@@ -67,7 +67,7 @@ export function reportChecks(result: DemoResult, data: ReportData): ReportCheck[
     add(
       'warning',
       'ball-out-of-play',
-      `The ball track was far from every player in ${outOfPlay} of ${q.framesWithBall} frames: the virtual camera followed the players there, not the track (a ball track that leaves the play is often a false ball: a sock, a line mark).`,
+      `The ball track was outside the players' window in ${outOfPlay} of ${q.framesWithBall} frames: the virtual camera followed the players there, not the track (a ball track that leaves the play is often a false ball: a sock, a line mark).`,
     );
   } else if (q?.ballInCropShare != null && q.ballInCropShare < 0.9) {
     add(

@@ -38,11 +38,11 @@ export interface CameraPathOptions {
   /** With a ball, the target keeps it within this share of the crop around the centre. @defaultValue 0.5 */
   ballKeepShare?: number;
   /**
-   * The ball is followed only while it is in play: within this share of the players' window
-   * (their centre ± `ballInPlayShare` × half its width / height). A "ball" far from every player's
-   * window is more often a false one (a sock, a line mark) than a long pass, and following it takes
-   * the play out of the picture; the players' centre is followed in those frames. Frames without
-   * on-pitch people follow the ball wherever it is. `Infinity`: always follow the ball. @defaultValue 1
+   * The ball is followed only while it is in play: inside the players' window (the window their
+   * spread asks for, around their centre) scaled by `ballInPlayShare`. A "ball" outside it is more
+   * often a false one (a sock, a line mark) than a long pass, and following it takes the play out of
+   * the picture; the players' centre is followed in those frames. Frames without on-pitch people
+   * follow the ball wherever it is. `Infinity`: always follow the ball. @defaultValue 1
    */
   ballInPlayShare?: number;
   /** Centred moving average of the targets before the dynamics, seconds (offline look-ahead). @defaultValue 1 */

@@ -233,7 +233,7 @@ describe('who the camera follows', () => {
     expect(measureCameraPath(path, ball).ballInCropShare).toBeGreaterThan(0.95);
   });
 
-  it('does not follow a "ball" out of play: one far from every player keeps the camera on the players', () => {
+  it('does not follow a "ball" out of play: one outside the players\' window keeps the camera on them', () => {
     // The play stays around x = 1080; the ball tracker follows something at x = 3200 (a sock, a line
     // mark) for the whole clip. Following it would show no player; the players' window is kept instead.
     const players = [1, 2, 3].map((id) => movingTrack(id, 'player', n, () => [1000 + id * 40, 500]));
