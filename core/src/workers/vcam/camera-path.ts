@@ -100,6 +100,12 @@ export interface CameraPath {
 
 const PEOPLE = new Set(['player', 'goalkeeper']);
 
+/** The velocity after a step the walls may have cut short: what it moved, never more than it meant to. */
+function wallVelocity(meant: number, moved: number): number {
+  if (Math.sign(meant) !== Math.sign(moved)) return 0;
+  return Math.sign(meant) * Math.min(Math.abs(meant), Math.abs(moved));
+}
+
 function percentile(sorted: readonly number[], p: number): number {
   const i = (sorted.length - 1) * p;
   const lo = Math.floor(i);
@@ -267,11 +273,19 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
   const maxAccel = o.maxPanAccelerationShare * W;
   const maxZoom = o.maxZoomSpeedShare * W;
   const windows: CropWindow[] = [];
-  let cam = carried
+  const start = carried
     ? { cx: carried.camera.cx, cy: carried.camera.cy, width: carried.camera.width }
     : targets[0]
       ? { ...targets[0] }
       : { cx: W / 2, cy: H / 2, width: maxWidth };
+  // Start inside the walls: a first target near an edge (its window would stick out) must not read
+  // as a camera the wall pushed at hundreds of pixels per frame.
+  const startWidth = Math.max(minWidth, Math.min(maxWidth, start.width));
+  let cam = {
+    cx: Math.max(startWidth / 2, Math.min(W - startWidth / 2, start.cx)),
+    cy: Math.max(startWidth / o.aspectRatio / 2, Math.min(H - startWidth / o.aspectRatio / 2, start.cy)),
+    width: startWidth,
+  };
   let vx = carried?.camera.vx ?? 0;
   let vy = carried?.camera.vy ?? 0;
   // Feed-forward: the camera matches the target's own velocity (central difference of the smoothed
@@ -300,9 +314,10 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
     const height = width / o.aspectRatio;
     const cx = Math.max(width / 2, Math.min(W - width / 2, cam.cx + vx * dt));
     const cy = Math.max(height / 2, Math.min(H - height / 2, cam.cy + vy * dt));
-    // A wall stops the camera: keep velocity consistent with where it really went.
-    vx = (cx - cam.cx) / dt;
-    vy = (cy - cam.cy) / dt;
+    // A wall stops the camera: keep velocity consistent with where it really went — but a wall that
+    // pushes the camera (a zoom-out beside it) gives it no speed.
+    vx = wallVelocity(vx, (cx - cam.cx) / dt);
+    vy = wallVelocity(vy, (cy - cam.cy) / dt);
     cam = { cx, cy, width };
     windows.push({ cx, cy, width, height });
   }

@@ -100,6 +100,19 @@ describe('camera path', () => {
     expect(measureCameraPath(jumpy, ballFromTracks(tracks)).rmsJerk).toBeGreaterThan(q.rmsJerk * 5);
   });
 
+  it('starts inside the walls: play at the edge does not fling the camera at its first frames', () => {
+    // The play starts against the left edge: its window (≥ a quarter of the width) would stick out.
+    const edge = Array.from({ length: 4 }, (_, i) =>
+      movingTrack(i + 1, 'player', 60, (f) => [40 + i * 30 + f * 2, 500 + i * 20]),
+    );
+    const path = planCameraPath(tracksFile(edge, 60, 25, 4000, 1000));
+    const steps = path.windows.slice(1).map((w, f) => Math.abs(w.cx - path.windows[f]!.cx));
+    // The pan speed cap: 0.35 source widths per second, 56 px per frame at 25 fps.
+    expect(Math.max(...steps)).toBeLessThanOrEqual(0.35 * 4000 * (1 / 25) + 1e-6);
+    expect(measureCameraPath(path, []).maxPanSpeed).toBeLessThanOrEqual(0.35 + 1e-6);
+    expect(path.windows[0]!.cx - path.windows[0]!.width / 2).toBeGreaterThanOrEqual(-1e-6);
+  });
+
   it('holds still inside the dead zone', () => {
     const still = tracksFile(
       [
