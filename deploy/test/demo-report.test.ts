@@ -31,6 +31,8 @@ async function matchFolder(
     teams: [number, number];
     /** Frames whose ball the camera did not follow (far from every player). @defaultValue 0 */
     ballOutOfPlay?: number;
+    /** The analyze stage's players per frame of A and B (and its balance verdict on them). */
+    perFrame?: { A: number; B: number; balanced: boolean };
   },
 ) {
   const dir = join(root, name);
@@ -98,10 +100,18 @@ async function matchFolder(
       unit: o.unit,
       durationSeconds: 3,
       teams: {
-        A: { colour: [200, 30, 30], players: ids.slice(0, o.teams[0]) },
-        B: { colour: [30, 30, 200], players: ids.slice(o.teams[0]) },
+        A: {
+          colour: [200, 30, 30],
+          players: ids.slice(0, o.teams[0]),
+          ...(o.perFrame ? { playersPerFrame: o.perFrame.A } : {}),
+        },
+        B: {
+          colour: [30, 30, 200],
+          players: ids.slice(o.teams[0]),
+          ...(o.perFrame ? { playersPerFrame: o.perFrame.B } : {}),
+        },
         // The analyze stage's balance flag sits beside the teams (not a team).
-        balanced: o.teams[0] === o.teams[1],
+        balanced: o.perFrame ? o.perFrame.balanced : o.teams[0] === o.teams[1],
       },
       players: ids.map((id) => ({
         trackId: id,
@@ -194,7 +204,10 @@ describe('report.html', () => {
     expect(html).toContain('<video controls muted src="vcam/overlay.mp4"');
     expect(html).toContain('97.0 % of 30 frames with a ball');
     // Sprints are shown in metres: team A's total is player 1's 2 sprints.
-    expect(html).toMatch(/A<\/td><td class="num">11<\/td><td class="num">[\d.]+<\/td><td class="num">2<\/td>/);
+    // Team A: players per frame (not given here), 11 tracks, its distance, 2 sprints.
+    expect(html).toMatch(
+      /A<\/td><td class="num">–<\/td><td class="num">11<\/td><td class="num">[\d.]+<\/td><td class="num">2<\/td>/,
+    );
     // The match: its segments, and which files were joined from them.
     expect(html).toContain('uploaded them in order');
     expect(html.match(/<tr><td>\d+<\/td><td class="num">2\.00 s<\/td>/g)).toHaveLength(2);
@@ -231,5 +244,18 @@ describe('report.html', () => {
     expect(checksOf(html)).toEqual(['ball-out-of-play']);
     expect(html).toContain('outside the players&#39; window in 15 of 30 frames');
     expect(html).toContain('the ball track out of play in 15 of the players');
+  });
+
+  it("judges the teams by the analyze stage's players per frame, not by track ids", async () => {
+    // A match whose players broke into several tracks each: 13 v 22 ids, 10 v 8 players per frame.
+    const base = { tracked: 20, ball: true, cropOnPitch: 0.9, unit: 'm' as const, teams: [13, 22] as [number, number] };
+    const fair = await matchFolder('ids-not-players', { ...base, perFrame: { A: 10, B: 8, balanced: true } });
+    const html = await readFile(await writeReport(result(fair, null)), 'utf8');
+    expect(checksOf(html)).toEqual([]);
+    expect(html).toContain('players per frame');
+    const lopsided = await matchFolder('lopsided', { ...base, perFrame: { A: 10, B: 3, balanced: false } });
+    const warned = await readFile(await writeReport(result(lopsided, null)), 'utf8');
+    expect(checksOf(warned)).toEqual(['teams-unbalanced']);
+    expect(warned).toContain('10 v 3 players per frame');
   });
 });

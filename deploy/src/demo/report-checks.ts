@@ -20,7 +20,8 @@ const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
  * - a median people score under 0.3 (the detector is unsure of most boxes);
  * - the crop window under 60 % on the pitch, or most people off the pitch;
  * - an output upscaled beyond the limit; the detector's own warnings;
- * - teams more than 3 players apart; analytics in pixels (no calibration: no speeds in m/s, no sprints).
+ * - teams unbalanced (the analyze stage's players per frame; without them, track ids more than 3 apart);
+ *   analytics in pixels (no calibration: no speeds in m/s, no sprints).
  */
 export function reportChecks(result: DemoResult, data: ReportData): ReportCheck[] {
   const checks: ReportCheck[] = [];
@@ -87,7 +88,16 @@ export function reportChecks(result: DemoResult, data: ReportData): ReportCheck[
   if (data.cameraPath?.output?.warning) add('warning', 'upscaled', data.cameraPath.output.warning);
   for (const w of data.detectionWarnings) add('warning', 'detector', `Detector: ${w}`);
   const teams = teamsOf(data.analytics);
-  if (teams.A?.players && teams.B?.players) {
+  const balanced = data.analytics?.teams?.balanced;
+  if (teams.A?.playersPerFrame !== undefined && teams.B?.playersPerFrame !== undefined) {
+    // The analyze stage's sizes: players per frame (a track id count grows with every broken track).
+    if (balanced === false)
+      add(
+        'warning',
+        'teams-unbalanced',
+        `Teams are unbalanced: ${teams.A.playersPerFrame} v ${teams.B.playersPerFrame} players per frame (11 v 11 on a full pitch when every player is seen).`,
+      );
+  } else if (teams.A?.players && teams.B?.players) {
     const a = teams.A.players.length;
     const b = teams.B.players.length;
     if (Math.abs(a - b) > 3)

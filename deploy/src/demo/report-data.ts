@@ -145,7 +145,10 @@ export async function readReportData(result: DemoResult): Promise<ReportData> {
 /** A team of summary.json: its mean kit colour (RGB) and its players' track ids. */
 export interface ReportTeam {
   colour?: number[];
+  /** Track ids (one player may have several over a match). */
   players?: number[];
+  /** Players of the team per analysed frame (the analyze stage's team size), when it says. */
+  playersPerFrame?: number;
 }
 
 /**

@@ -189,7 +189,7 @@ function analyticsSection(data: ReportData, fileLink: string): string {
     .map(([name, t]) => {
       const ps = players.filter((p) => p.team === name);
       const dist = ps.reduce((sum, p) => sum + (p.distance ?? 0), 0);
-      return `<tr><td><span style="display:inline-block;width:.8em;height:.8em;background:${colour(name)}"></span> ${escapeHtml(name)}</td><td class="num">${t.players?.length ?? ps.length}</td><td class="num">${n(dist)}</td><td class="num">${unit === 'm' ? ps.reduce((sum, p) => sum + (p.sprints ?? 0), 0) : '–'}</td></tr>`;
+      return `<tr><td><span style="display:inline-block;width:.8em;height:.8em;background:${colour(name)}"></span> ${escapeHtml(name)}</td><td class="num">${n(t.playersPerFrame)}</td><td class="num">${t.players?.length ?? ps.length}</td><td class="num">${n(dist)}</td><td class="num">${unit === 'm' ? ps.reduce((sum, p) => sum + (p.sprints ?? 0), 0) : '–'}</td></tr>`;
     })
     .join('');
   const playerRows = [...players]
@@ -202,7 +202,7 @@ function analyticsSection(data: ReportData, fileLink: string): string {
   const notes = (a.notes ?? []).map((t) => `<li>${escapeHtml(t)}</li>`).join('');
   return `<p>${fileLink} · positions in <strong>${escapeHtml(unit === 'm' ? 'pitch metres (venue calibration)' : unit === 'px' ? 'image pixels (no calibration: no sprint counts)' : unit)}</strong> over ${n(a.durationSeconds)} s</p>
 ${notes ? `<ul>${notes}</ul>` : ''}
-<table><tr><th>team</th><th>players</th><th>distance, ${escapeHtml(unit)}</th><th>sprints</th></tr>${teamRows}</table>
+<table><tr><th>team</th><th>players per frame</th><th>tracks</th><th>distance, ${escapeHtml(unit)}</th><th>sprints</th></tr>${teamRows}</table>
 ${players.length > 0 ? barChartSvg({ unit, items: players.map((p) => ({ label: `#${p.trackId}`, value: p.distance ?? 0, colour: colour(p.team) })) }) : ''}
 <details><summary>${players.length} tracked people</summary>
 <table><tr><th>track</th><th>class</th><th>team</th><th>time, s</th><th>distance, ${escapeHtml(unit)}</th><th>top speed, ${escapeHtml(speed)}</th><th>mean speed, ${escapeHtml(speed)}</th><th>sprints</th></tr>${playerRows}</table></details>`;

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { teamBalance } from './analytics-warnings.ts';
 import { occupancyGrid, renderHeatmapPng } from './heatmap.ts';
 import type { AnalyzeCollected, PlayerSummary } from './run-analyze.ts';
 import { assignTeams, type TeamLabel } from './team-colours.ts';
@@ -24,6 +25,8 @@ export const matchAnalyticsCarrySchema = z.object({
   durationSeconds: finite.nonnegative(),
   /** Segments accumulated so far (segments left out of the match are not counted). */
   segments: z.number().int().positive().optional(),
+  /** Analysed frames accumulated so far (absent in carries written before it). */
+  analysedFrames: z.number().int().nonnegative().optional(),
   players: z.array(
     z.object({
       trackId: z.number().int().positive(),
@@ -62,7 +65,17 @@ export interface MatchAnalyticsSummary {
   /** Segments accumulated, and whether the last one was the match's final segment. */
   segments: number;
   final: boolean;
-  teams: { A: { colour: number[] | null; players: number[] }; B: { colour: number[] | null; players: number[] } };
+  /**
+   * Each team's colour, track ids and players per analysed frame (the mean over the match: the
+   * team's tracked frames / the analysed frames; a track id count says nothing of team sizes, since
+   * one player may have several tracks over a match), and whether those sizes look balanced
+   * (`teamBalance`); the sizes are absent when the frames were not counted (an older carry).
+   */
+  teams: {
+    A: { colour: number[] | null; players: number[]; playersPerFrame?: number };
+    B: { colour: number[] | null; players: number[]; playersPerFrame?: number };
+    balanced?: boolean;
+  };
   players: PlayerSummary[];
   heatmaps: Record<string, string>;
 }
@@ -162,6 +175,9 @@ export function accumulateMatchAnalytics(
       bounds: summary.bounds,
       durationSeconds: round((carried?.durationSeconds ?? 0) + summary.durationSeconds),
       segments: (carried ? (carried.segments ?? 1) : 0) + 1,
+      ...(carried && carried.analysedFrames === undefined
+        ? {}
+        : { analysedFrames: (carried?.analysedFrames ?? 0) + Math.round(summary.durationSeconds * segment.fps) }),
       players: [...players.values()].sort((a, b) => a.trackId - b.trackId),
       samples: [...samples].map(([trackId, list]) => ({ trackId, rgb: list })),
       teamColours: colours,
@@ -221,13 +237,28 @@ export async function writeMatchAnalytics(
     durationSeconds: carry.durationSeconds,
     segments: progress.segments,
     final: progress.final,
-    teams: {
-      A: { colour: carry.teamColours.A, players: players.filter((p) => p.team === 'A').map((p) => p.trackId) },
-      B: { colour: carry.teamColours.B, players: players.filter((p) => p.team === 'B').map((p) => p.trackId) },
-    },
+    teams: matchTeams(carry, players),
     players,
     heatmaps,
   };
   await writeFile(join(outputDir, 'summary.json'), JSON.stringify(summary, null, 2));
   return summary;
+}
+
+/** The match summary's teams: colours, track ids and, when the frames were counted, players per frame and balance. */
+export function matchTeams(carry: MatchAnalyticsCarry, players: PlayerSummary[]): MatchAnalyticsSummary['teams'] {
+  const team = (label: 'A' | 'B') => {
+    const members = players.filter((p) => p.team === label);
+    const frames = carry.analysedFrames;
+    return {
+      colour: carry.teamColours[label],
+      players: members.map((p) => p.trackId),
+      ...(frames ? { playersPerFrame: round(members.reduce((n, p) => n + p.frames, 0) / frames, 1) } : {}),
+    };
+  };
+  const A = team('A');
+  const B = team('B');
+  return A.playersPerFrame !== undefined && B.playersPerFrame !== undefined && carry.teamColours.A
+    ? { A, B, balanced: teamBalance(A.playersPerFrame, B.playersPerFrame).balanced }
+    : { A, B };
 }

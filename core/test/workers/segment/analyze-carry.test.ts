@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import type { ArtifactRef } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStageHandler } from '../../../src/workers/analyze/handler.ts';
-import type { MatchAnalyticsSummary } from '../../../src/workers/analyze/index.ts';
+import {
+  type MatchAnalyticsCarry,
+  type MatchAnalyticsSummary,
+  matchTeams,
+  type PlayerSummary,
+} from '../../../src/workers/analyze/index.ts';
 import { LocalArtifactIo } from '../../../src/workers/detect/index.ts';
 import { makeClip } from '../support/media.ts';
 import { movingTrack, tracksFile } from '../support/tracks.ts';
@@ -103,5 +108,55 @@ describe('analyze accumulates over a match segment by segment', () => {
     const summary = JSON.parse(await readFile(join(store, match.object_key), 'utf8')) as MatchAnalyticsSummary;
     expect(summary).toMatchObject({ segments: 2, final: true });
     expect(summary.durationSeconds).toBeCloseTo(2 * SEGMENT_S, 1);
+  });
+});
+
+describe('match teams', () => {
+  const carry = (analysedFrames: number | undefined): MatchAnalyticsCarry => ({
+    unit: 'px',
+    venueId: null,
+    bounds: [0, 0, 320, 180],
+    durationSeconds: 6,
+    segments: 3,
+    ...(analysedFrames === undefined ? {} : { analysedFrames }),
+    players: [],
+    samples: [],
+    teamColours: { A: [200, 30, 30], B: [30, 30, 200] },
+    grid: { columns: 1, rows: 1, cellSize: 1, all: [0], A: [0], B: [0] },
+  });
+  const player = (trackId: number, team: 'A' | 'B', frames: number): PlayerSummary => ({
+    trackId,
+    class: 'player',
+    team,
+    onPitch: null,
+    frames,
+    durationSeconds: frames / 10,
+    distance: null,
+    maxSpeed: null,
+    meanSpeed: null,
+    sprints: null,
+    sprintDistance: null,
+  });
+
+  it('sizes the teams by players per frame, not by track ids (one player may have several tracks)', () => {
+    // Team A: two players, one of them split into two tracks (3 ids); team B: two players, 2 ids.
+    const players = [
+      player(1, 'A', 60),
+      player(2, 'A', 30),
+      player(3, 'A', 30),
+      player(4, 'B', 60),
+      player(5, 'B', 60),
+    ];
+    const teams = matchTeams(carry(60), players);
+    expect(teams.A).toMatchObject({ players: [1, 2, 3], playersPerFrame: 2 });
+    expect(teams.B).toMatchObject({ players: [4, 5], playersPerFrame: 2 });
+    expect(teams.balanced).toBe(true);
+    // Seven players against two is not balanced, whatever the ids.
+    const lopsided = [...players, ...[6, 7, 8, 9, 10].map((id) => player(id, 'A', 60)), player(11, 'B', 0)];
+    expect(matchTeams(carry(60), lopsided)).toMatchObject({ A: { playersPerFrame: 7 }, balanced: false });
+    // A carry written before frames were counted: no sizes, no verdict.
+    const old = matchTeams(carry(undefined), players);
+    expect(old.A.playersPerFrame).toBeUndefined();
+    expect(old.balanced).toBeUndefined();
   });
 });
