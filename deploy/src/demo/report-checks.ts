@@ -88,10 +88,9 @@ export function reportChecks(result: DemoResult, data: ReportData): ReportCheck[
   if (data.cameraPath?.output?.warning) add('warning', 'upscaled', data.cameraPath.output.warning);
   for (const w of data.detectionWarnings) add('warning', 'detector', `Detector: ${w}`);
   const teams = teamsOf(data.analytics);
-  const balanced = data.analytics?.teams?.balanced;
   if (teams.A?.playersPerFrame !== undefined && teams.B?.playersPerFrame !== undefined) {
     // The analyze stage's sizes: players per frame (a track id count grows with every broken track).
-    if (balanced === false)
+    if (data.analytics?.teams?.balanced === false)
       add(
         'warning',
         'teams-unbalanced',

@@ -278,14 +278,19 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
     : targets[0]
       ? { ...targets[0] }
       : { cx: W / 2, cy: H / 2, width: maxWidth };
+  /** The window of `width` centred as near (cx, cy) as the frame's walls allow. */
+  const insideWalls = (cx: number, cy: number, width: number): CropWindow => {
+    const height = width / o.aspectRatio;
+    return {
+      cx: Math.max(width / 2, Math.min(W - width / 2, cx)),
+      cy: Math.max(height / 2, Math.min(H - height / 2, cy)),
+      width,
+      height,
+    };
+  };
   // Start inside the walls: a first target near an edge (its window would stick out) must not read
   // as a camera the wall pushed at hundreds of pixels per frame.
-  const startWidth = Math.max(minWidth, Math.min(maxWidth, start.width));
-  let cam = {
-    cx: Math.max(startWidth / 2, Math.min(W - startWidth / 2, start.cx)),
-    cy: Math.max(startWidth / o.aspectRatio / 2, Math.min(H - startWidth / o.aspectRatio / 2, start.cy)),
-    width: startWidth,
-  };
+  let cam = insideWalls(start.cx, start.cy, Math.max(minWidth, Math.min(maxWidth, start.width)));
   let vx = carried?.camera.vx ?? 0;
   let vy = carried?.camera.vy ?? 0;
   // Feed-forward: the camera matches the target's own velocity (central difference of the smoothed
@@ -310,16 +315,17 @@ export function planCameraPath(tracks: TracksFile, options: CameraPathOptions = 
     vx = axis(cam.cx, t.cx, vx, deadZone, targetVelocity(f, 'cx'));
     vy = axis(cam.cy, t.cy, vy, deadZone * (H / W), targetVelocity(f, 'cy'));
     const dz = Math.max(-maxZoom * dt, Math.min(maxZoom * dt, (t.width - cam.width) * o.responsiveness * dt));
-    const width = Math.max(minWidth, Math.min(maxWidth, cam.width + dz));
-    const height = width / o.aspectRatio;
-    const cx = Math.max(width / 2, Math.min(W - width / 2, cam.cx + vx * dt));
-    const cy = Math.max(height / 2, Math.min(H - height / 2, cam.cy + vy * dt));
+    const next = insideWalls(
+      cam.cx + vx * dt,
+      cam.cy + vy * dt,
+      Math.max(minWidth, Math.min(maxWidth, cam.width + dz)),
+    );
     // A wall stops the camera: keep velocity consistent with where it really went — but a wall that
     // pushes the camera (a zoom-out beside it) gives it no speed.
-    vx = wallVelocity(vx, (cx - cam.cx) / dt);
-    vy = wallVelocity(vy, (cy - cam.cy) / dt);
-    cam = { cx, cy, width };
-    windows.push({ cx, cy, width, height });
+    vx = wallVelocity(vx, (next.cx - cam.cx) / dt);
+    vy = wallVelocity(vy, (next.cy - cam.cy) / dt);
+    cam = next;
+    windows.push(next);
   }
   return {
     fps,
