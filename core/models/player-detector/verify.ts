@@ -1,6 +1,7 @@
 /**
  * Checks the committed detector in onnxruntime-node, the runtime the workers
- * use: it loads, its input is `images` [1, 3, 720, 1280] and its output
+ * use: it loads, its input is `images` [1, 3, height, width] (symbolic since 2.2; run at its nominal
+ * 720 × 1280 here) and its output
  * `output0` is [1, 4 + C, N] (YOLOv8 layout) with N = 90 · 160; then it runs
  * one freshly generated synthetic frame (seed 4242, never used in training)
  * and prints the detections scoring ≥ 0.3 per class against the ground truth.

@@ -37,6 +37,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import time
 from pathlib import Path
@@ -99,6 +100,9 @@ class Model:
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         self.input = self.session.get_inputs()[0].name
         _, _, self.height, self.width = self.session.get_inputs()[0].shape
+        if not isinstance(self.height, int) or not isinstance(self.width, int):
+            # Symbolic height and width (player-detector 2.2 on): evaluate at the nominal size, metadata `imgsz`.
+            self.height, self.width = ast.literal_eval(self.session.get_modelmeta().custom_metadata_map["imgsz"])
         self.yolox = yolox
         self.seconds = 0.0
         self.frames = 0

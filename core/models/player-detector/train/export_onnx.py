@@ -1,7 +1,11 @@
 """Exports trained parameters (train.py) to ONNX with the box decoding in the graph.
 
 Input  `images`: float32 [1, 3, H, W], RGB, values 0..1 (pixel / 255), H and W
-       multiples of 8 (default 720 x 1280; letterbox other sizes, grey 114).
+       any multiples of 8 (symbolic `height`, `width`): the graph is fully
+       convolutional and builds its cell grid from the feature map's size. The
+       nominal size (default 720 x 1280, metadata `imgsz`) is the one the tiling
+       rule plans tiles for; a tile smaller than it may be fed at its own size,
+       rounded up to a multiple of 8, instead of letterboxed into 720 x 1280.
 Output `output0`: float32 [1, 4 + C, N], YOLOv8 export layout: rows cx, cy,
        w, h (input pixels), then C class scores (sigmoid, no objectness);
        N = (H / 8) * (W / 8) cells in row-major order.
@@ -19,12 +23,13 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from model import CLASS_NAMES, LAYERS, NUM_CLASSES, RESIDUAL, STRIDE
+from onnx_grid import cell_grid_nodes
 
 
 def build(params: dict[str, np.ndarray], height: int, width: int) -> onnx.ModelProto:
+    """The detector graph for `params`; `height` x `width` is the nominal input (metadata `imgsz`)."""
     if height % STRIDE or width % STRIDE:
         raise SystemExit(f"input size {width}x{height} must be a multiple of {STRIDE}")
-    gh, gw = height // STRIDE, width // STRIDE
     inits = []
     nodes = []
 
@@ -64,8 +69,9 @@ def build(params: dict[str, np.ndarray], height: int, width: int) -> onnx.ModelP
     # Decode: split channels into offsets (2), log sizes (2), class logits (C).
     const("split", np.array([2, 2, NUM_CLASSES], np.int64))
     nodes.append(helper.make_node("Split", ["raw", "split"], ["offsets", "logsize", "logits"], axis=1, name="split"))
-    jj, ii = np.meshgrid(np.arange(gw, dtype=np.float32), np.arange(gh, dtype=np.float32))
-    const("grid", np.stack([jj + 0.5, ii + 0.5])[None].astype(np.float32))
+    grid_nodes, grid_inits = cell_grid_nodes("raw", "grid")
+    nodes += grid_nodes
+    inits += grid_inits
     const("stride", np.array(STRIDE, np.float32))
     nodes += [
         helper.make_node("Add", ["offsets", "grid"], ["centre_cells"], name="add_grid"),
@@ -75,12 +81,12 @@ def build(params: dict[str, np.ndarray], height: int, width: int) -> onnx.ModelP
         helper.make_node("Sigmoid", ["logits"], ["scores"], name="scores"),
         helper.make_node("Concat", ["centre", "size", "scores"], ["decoded"], axis=1, name="concat"),
     ]
-    const("out_shape", np.array([1, 4 + NUM_CLASSES, gh * gw], np.int64))
+    const("out_shape", np.array([1, 4 + NUM_CLASSES, -1], np.int64))
     nodes.append(helper.make_node("Reshape", ["decoded", "out_shape"], ["output0"], name="flatten"))
     graph = helper.make_graph(
         nodes, "polyvision-player-detector",
-        [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, height, width])],
-        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, [1, 4 + NUM_CLASSES, gh * gw])],
+        [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, "height", "width"])],
+        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, [1, 4 + NUM_CLASSES, "cells"])],
         inits,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="polyvision-train")

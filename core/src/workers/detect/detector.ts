@@ -7,6 +7,7 @@ import { type CompiledDetectOptions, compileDetectOptions, type DetectOptions } 
 import type { Detection } from './detections-format.ts';
 import type { BoxXyxy, Region } from './geometry.ts';
 import { type BgrImage, type InputSpec, type LetterboxTransform, letterboxInto, letterboxScale } from './letterbox.ts';
+import { readModelCard } from './model/model-card.ts';
 import { type ExecutionProvider, openSession } from './model/open-session.ts';
 import { resolveModel } from './model/resolve-model.ts';
 import { type Candidate, classWiseNms } from './nms.ts';
@@ -21,6 +22,14 @@ export interface DetectPlan {
   decodeHeight: number;
   /** Tiles in decoded-frame pixels. */
   tiles: Region[];
+  /**
+   * Size of this plan's input tensors (model-input px): the model's input, or — for a model whose input
+   * height and width are symbolic (a fully convolutional export) — the tiles' size at their scale
+   * rounded up to {@link INPUT_SIZE_MULTIPLE}, so no rows of letterbox padding are inferred for nothing
+   * (a 2880×392 panorama's 3 tiles: 1280×480 instead of 1280×720).
+   */
+  inputWidth: number;
+  inputHeight: number;
   /** The grid and the source → model-input magnification of its tiles. */
   grid: TileGrid;
   /** Expected person height (source px) the grid was chosen for, when known. */
@@ -31,6 +40,9 @@ export interface DetectPlan {
    */
   gridSource: 'hint' | 'estimated' | 'unknown' | 'grid' | 'off';
 }
+
+/** A fitted input's height and width are multiples of this (the largest stride of the YOLO family's heads). */
+export const INPUT_SIZE_MULTIPLE = 32;
 
 /** People classes: one kind of object (merged score, one NMS group); their box heights set the tiling scale. */
 export const PERSON_CLASSES: ReadonlySet<string> = new Set(['player', 'goalkeeper', 'referee']);
@@ -86,6 +98,8 @@ export class Detector {
   readonly #floors: Record<number, number>;
   readonly #inputName: string;
   readonly #outputName: string;
+  /** Whether tensors may take each plan's own size (symbolic input height and width, boxes decoded in the graph). */
+  readonly #fitsInput: boolean;
   /** Input buffers handed back after inference, reused by `prepare` (no 2 MB allocation per frame). */
   readonly #pool: Float32Array[] = [];
 
@@ -113,6 +127,8 @@ export class Detector {
     }
     this.#inputName = session.inputNames[0]!;
     this.#outputName = session.outputNames[0]!;
+    const shape = session.inputMetadata[0]?.isTensor ? session.inputMetadata[0].shape : [];
+    this.#fitsInput = resolved.layout === 'yolov8' && !isFixed(shape[2]) && !isFixed(shape[3]);
   }
 
   /**
@@ -141,12 +157,14 @@ export class Detector {
           `model input must be one NCHW image tensor, got ${JSON.stringify(shape ?? session.inputNames)}`,
         );
       }
-      const fixed = (d: number | string | undefined) => (typeof d === 'number' && d > 0 ? d : undefined);
+      const fixed = (d: number | string | undefined) => (isFixed(d) ? d : undefined);
+      // A symbolic height and width: the nominal size the tiling plans for is the model card's, else the option.
+      const nominal = fixed(shape[2]) && fixed(shape[3]) ? undefined : (await readModelCard(model.path))?.input;
       if (fixed(shape[1]) !== undefined && shape[1] !== 3) {
         throw new PolyvisionError('model_invalid', `model input must have 3 channels, has ${shape[1]}`);
       }
-      const inputHeight = fixed(shape[2]) ?? compiled.inputSize;
-      const inputWidth = fixed(shape[3]) ?? compiled.inputSize;
+      const inputHeight = fixed(shape[2]) ?? nominal?.height ?? compiled.inputSize;
+      const inputWidth = fixed(shape[3]) ?? nominal?.width ?? compiled.inputSize;
       const batchSize = fixed(shape[0]) ?? compiled.batchSize;
       // One blank inference reveals the real output shape (metadata may be symbolic).
       const probe = new ort.Tensor('float32', new Float32Array(batchSize * 3 * inputWidth * inputHeight), [
@@ -258,15 +276,35 @@ export class Detector {
       if (scale < 1) {
         const decodeWidth = Math.min(this.#spec.inputWidth, Math.round(width * scale));
         const decodeHeight = Math.min(this.#spec.inputHeight, Math.round(height * scale));
-        return {
+        return this.#fitted({
           ...common,
           decodeWidth,
           decodeHeight,
           tiles: [{ x: 0, y: 0, width: decodeWidth, height: decodeHeight }],
-        };
+        });
       }
     }
-    return { ...common, decodeWidth: width, decodeHeight: height, tiles };
+    return this.#fitted({ ...common, decodeWidth: width, decodeHeight: height, tiles });
+  }
+
+  /** The plan with its tensor size: the model's input, or the tiles at their scale when the model takes any size. */
+  #fitted(plan: Omit<DetectPlan, 'inputWidth' | 'inputHeight'>): DetectPlan {
+    const { inputWidth, inputHeight } = this.#spec;
+    if (!this.#fitsInput) return { ...plan, inputWidth, inputHeight };
+    const round = (px: number, cap: number) => Math.min(cap, Math.ceil(px / INPUT_SIZE_MULTIPLE) * INPUT_SIZE_MULTIPLE);
+    let width = 0;
+    let height = 0;
+    for (const r of plan.tiles) {
+      const scale = this.#tileScale(r);
+      width = Math.max(width, Math.round(r.width * scale));
+      height = Math.max(height, Math.round(r.height * scale));
+    }
+    return { ...plan, inputWidth: round(width, inputWidth), inputHeight: round(height, inputHeight) };
+  }
+
+  /** Decoded-frame → model-input magnification of a tile: the letterbox into the model's (nominal) input. */
+  #tileScale(region: Region): number {
+    return letterboxScale(region.width, region.height, this.#spec);
   }
 
   /**
@@ -326,7 +364,7 @@ export class Detector {
   ): Promise<{ heights: number[]; typical: number }> {
     const { width, height } = frames[0]!;
     const tiles = planTiles(width, height, { ...grid, overlapFraction: this.options.tiling.overlapFraction });
-    const plan: DetectPlan = {
+    const plan: DetectPlan = this.#fitted({
       sourceWidth: width,
       sourceHeight: height,
       decodeWidth: width,
@@ -335,7 +373,7 @@ export class Detector {
       grid,
       personHeightPx: undefined,
       gridSource: 'unknown',
-    };
+    });
     const heights: number[] = [];
     const perBatch = this.framesPerBatch(plan);
     for (let i = 0; i < frames.length; i += perBatch) {
@@ -361,7 +399,8 @@ export class Detector {
    * be inferred once, and not reused afterwards.
    */
   prepare(frames: readonly BgrImage[], plan: DetectPlan): PreparedBatch[] {
-    const { inputWidth: W, inputHeight: H } = this.#spec;
+    const { inputWidth: W, inputHeight: H } = plan;
+    const spec = { ...this.#spec, inputWidth: W, inputHeight: H };
     const images: { frame: number; image: BgrImage; region: Region }[] = [];
     frames.forEach((image, frame) => {
       for (const region of plan.tiles) images.push({ frame, image, region });
@@ -375,7 +414,7 @@ export class Detector {
       const data = pooled >= 0 ? this.#pool.splice(pooled, 1)[0]! : new Float32Array(length);
       const items = chunk.map((item, i) => ({
         frame: item.frame,
-        transform: letterboxInto(item.image, item.region, this.#spec, data, i * 3 * W * H),
+        transform: letterboxInto(item.image, item.region, spec, data, i * 3 * W * H, this.#tileScale(item.region)),
       }));
       batches.push({
         tensor: new ort.Tensor('float32', data, [size, 3, H, W]),
@@ -423,7 +462,7 @@ export class Detector {
       batch.items.forEach((item, i) => {
         const candidates =
           this.#resolved.layout === 'yolov8'
-            ? decodeYolov8(data, i * perImage, this.#resolved.anchorCount, decodeOptions)
+            ? decodeYolov8(data, i * perImage, output.dims[2]!, decodeOptions)
             : decodeYolox(data, i * perImage, this.info.inputWidth, this.info.inputHeight, this.#resolved.classCount, {
                 ...decodeOptions,
                 decoded: this.options.yoloxDecoded,
@@ -482,6 +521,11 @@ export class Detector {
 export function percentileOf(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** Whether a tensor dimension is a fixed size (not symbolic or unknown). */
+function isFixed(d: number | string | undefined): d is number {
+  return typeof d === 'number' && d > 0;
 }
 
 function clamp(v: number, lo: number, hi: number): number {

@@ -41,6 +41,8 @@ export function letterboxScale(regionWidth: number, regionHeight: number, spec: 
  * bilinear interpolation (pixel centres aligned, as OpenCV's INTER_LINEAR)
  * keeping the aspect ratio, padded with `padValue`, channels reordered and
  * scaled. When the region already has the resized size, pixels are copied.
+ * `scale` (default: the largest that fits, {@link letterboxScale}) may be given
+ * smaller, e.g. 1 for a region decoded at the model's scale: it is then only padded.
  *
  * @returns the transform that maps model-input coordinates back to the image.
  */
@@ -50,9 +52,9 @@ export function letterboxInto(
   spec: InputSpec,
   out: Float32Array,
   outOffset: number,
+  scale: number = letterboxScale(region.width, region.height, spec),
 ): LetterboxTransform {
   const { inputWidth: W, inputHeight: H } = spec;
-  const scale = letterboxScale(region.width, region.height, spec);
   const rw = Math.min(W, Math.round(region.width * scale));
   const rh = Math.min(H, Math.round(region.height * scale));
   const padX = spec.placement === 'center' ? Math.floor((W - rw) / 2) : 0;

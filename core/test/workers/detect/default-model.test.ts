@@ -10,10 +10,15 @@ import {
 } from '../../../src/workers/detect/handler.ts';
 import type { BoxXyxy } from '../../../src/workers/detect/index.ts';
 import {
+  type BgrImage,
+  type Detection,
   Detector,
   decodeHistogram,
   histogramDistance,
+  iou,
+  probeVideo,
   readDetectionsFile,
+  readVideoFrames,
   runDetect,
 } from '../../../src/workers/detect/index.ts';
 import { detectionQuality } from '../../../src/workers/quality/index.ts';
@@ -101,6 +106,44 @@ describe('default player detector', () => {
       expect(summary.header.tiling?.scale).toBe(1);
       expect(distances.length).toBeGreaterThan(0.9 * people.length);
       expect(Math.max(...distances)).toBeLessThan(0.01);
+    } finally {
+      await detector.close();
+    }
+  });
+});
+
+describe('default player detector on a strip (input fitted to the tiles)', () => {
+  it('infers a 1280×320 strip as a 1280×320 tensor, with the boxes of the 1280×720 letterbox', async () => {
+    // The model's input height and width are symbolic (player-detector 2.2): a tile is inferred at its
+    // own size (rounded up to 32 px) instead of letterboxed into the nominal 1280×720 the card names.
+    const detector = await Detector.open(await detectOptionsFromEnv(loadConfig(detectEnvSchema, {})));
+    try {
+      expect(detector.info).toMatchObject({ inputWidth: 1280, inputHeight: 720 });
+      const inputPath = join(dir, 'clip', 'camera-1.mp4');
+      const info = await probeVideo(inputPath);
+      const strips: BgrImage[] = [];
+      for await (const frame of readVideoFrames(inputPath, { info, fps: 5 })) {
+        // Rows 60–380 of the 1280×720 camera: where its players are.
+        strips.push({ width: 1280, height: 320, data: frame.data.subarray(60 * 1280 * 3, 380 * 1280 * 3) });
+      }
+      const plan = detector.plan(1280, 320, 40);
+      expect(plan).toMatchObject({ tiles: [{ width: 1280, height: 320 }], inputWidth: 1280, inputHeight: 320 });
+      const fitted = detector.prepare(strips, plan);
+      expect(fitted[0]!.tensor.dims).toEqual([1, 3, 320, 1280]);
+      const got = await detector.infer(fitted);
+      const want = await detector.infer(detector.prepare(strips, { ...plan, inputWidth: 1280, inputHeight: 720 }));
+      const confident = (list: Detection[] | undefined) => (list ?? []).filter((d) => d.score >= 0.481);
+      let boxes = 0;
+      let same = 0;
+      for (const [k, list] of want.entries()) {
+        for (const w of confident(list)) {
+          boxes += 1;
+          if (confident(got[k]).some((g) => iou(g.box, w.box) > 0.9)) same += 1;
+        }
+      }
+      // Only boxes near the strip's top and bottom see other padding (the graph's zeros, not grey 114).
+      expect(boxes).toBeGreaterThan(40);
+      expect(same / boxes).toBeGreaterThanOrEqual(0.9);
     } finally {
       await detector.close();
     }

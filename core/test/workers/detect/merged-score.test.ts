@@ -90,6 +90,16 @@ describe('model card', () => {
       scoreFloors: { player: 0.481, goalkeeper: 0.481, referee: 0.481, ball: 0.18 },
     });
     expect(scoreFloorsOf({ high: 0.5, low: 0.2 })).toEqual({ player: 0.2, goalkeeper: 0.2, referee: 0.2 });
+    // The nominal input [1, 3, H, W] (for a model whose height and width are symbolic); a malformed one is ignored.
+    await writeFile(
+      join(dir, 'metrics.json'),
+      JSON.stringify({ tracker: { high: 0.6, low: 0.4 }, input: [1, 3, 720, 1280] }),
+    );
+    expect((await readModelCard(join(dir, 'model.onnx')))?.input).toEqual({ width: 1280, height: 720 });
+    await writeFile(join(dir, 'metrics.json'), JSON.stringify({ tracker: { high: 0.6, low: 0.4 }, input: [1, 3, 0] }));
+    const lenient = await readModelCard(join(dir, 'model.onnx'));
+    expect(lenient).toMatchObject({ tracker: { high: 0.6 } });
+    expect(lenient).not.toHaveProperty('input');
   });
 
   it('is null without a valid card (the detector keeps its global threshold)', async () => {
@@ -104,7 +114,11 @@ describe('model card', () => {
     const card = await readModelCard(
       new URL('../../../models/player-detector/player-detector.onnx', import.meta.url).pathname,
     );
-    expect(card).toMatchObject({ personScore: 'noisy-or', scoreFloors: { player: 0.481, ball: 0.18 } });
+    expect(card).toMatchObject({
+      personScore: 'noisy-or',
+      scoreFloors: { player: 0.481, ball: 0.18 },
+      input: { width: 1280, height: 720 },
+    });
     expect(card!.tracker.high).toBeGreaterThan(card!.tracker.low);
   });
 

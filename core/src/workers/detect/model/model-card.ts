@@ -24,6 +24,11 @@ export interface ModelCard {
   personScore: 'noisy-or' | 'max';
   /** Per-class minimum scores for the detector ({@link scoreFloorsOf}). */
   scoreFloors: Partial<Record<DetectionClass, number>>;
+  /**
+   * The model's nominal input (`input: [1, 3, H, W]`): the size the tiling plans for when the ONNX input's
+   * height and width are symbolic.
+   */
+  input?: { width: number; height: number };
 }
 
 const trackerSchema = z
@@ -34,7 +39,14 @@ const trackerSchema = z
     person_score: z.enum(['noisy-or', 'max']).optional(),
   })
   .refine((t) => t.low <= t.high, 'low must not exceed high');
-const cardSchema = z.object({ tracker: trackerSchema });
+const cardSchema = z.object({
+  tracker: trackerSchema,
+  // A malformed `input` is ignored (the thresholds still apply).
+  input: z
+    .tuple([z.number(), z.literal(3), z.number().int().min(32), z.number().int().min(32)])
+    .optional()
+    .catch(undefined),
+});
 
 /**
  * Per-class score floors from a card's tracker thresholds: people (player, goalkeeper, referee) at
@@ -51,7 +63,7 @@ export function scoreFloorsOf(tracker: TrackerThresholds): Partial<Record<Detect
 }
 
 /**
- * Reads the model card of a local model: `tracker: {high, low, ball?, person_score?}` in the
+ * Reads the model card of a local model: `tracker: {high, low, ball?, person_score?}` and `input` in the
  * `metrics.json` beside the ONNX file (core/models/player-detector/metrics.json, written by the
  * training's `evaluate.py`; thresholds derived on held-out real matches, MODEL_CARD.md).
  *
@@ -68,5 +80,11 @@ export async function readModelCard(modelPath: string): Promise<ModelCard | null
   const parsed = cardSchema.safeParse(json);
   if (!parsed.success) return null;
   const { person_score, ...tracker } = parsed.data.tracker;
-  return { tracker, personScore: person_score ?? 'max', scoreFloors: scoreFloorsOf(tracker) };
+  const input = parsed.data.input;
+  return {
+    tracker,
+    personScore: person_score ?? 'max',
+    scoreFloors: scoreFloorsOf(tracker),
+    ...(input ? { input: { width: input[3], height: input[2] } } : {}),
+  };
 }
