@@ -63,6 +63,12 @@ export interface DetectOptions {
   /** @defaultValue 300 */
   maxDetectionsPerFrame?: number;
   /**
+   * For a model whose input height and width are symbolic (YOLOv8 layout): infer each tile at its own
+   * letterboxed size rounded up to 32 px instead of the nominal input (`DetectPlan.inputWidth`).
+   * `false`: always the nominal size (the baseline of bench/detect/fitted-input.ts). @defaultValue true
+   */
+  fitInputToTiles?: boolean;
+  /**
    * Tiling by object scale (`tiling.ts`). @defaultValue `{mode: 'auto', overlapFraction: 0.15, maxTiles: 16, maxUpscale: 2}`.
    * The older `{columns: 'auto'}` means `mode: 'auto'`, `{columns: n}` `mode: 'grid'`.
    */
@@ -94,6 +100,7 @@ export const DETECT_DEFAULTS = Object.freeze({
   personHeightPercentile: 25,
   nmsIouThreshold: 0.45,
   nmsContainmentThreshold: 0.8,
+  fitInputToTiles: true,
   maxDetectionsPerFrame: 300,
   tiling: Object.freeze({
     mode: 'auto',
@@ -139,6 +146,7 @@ const schema = z.object({
   personHeightPercentile: z.number().min(1).max(99),
   nmsIouThreshold: z.number().min(0).max(1),
   nmsContainmentThreshold: z.number().gt(0).max(1),
+  fitInputToTiles: z.boolean(),
   maxDetectionsPerFrame: z.number().int().positive(),
   tiling: z.object({
     mode: z.enum(['auto', 'off', 'grid']),

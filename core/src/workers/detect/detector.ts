@@ -128,7 +128,8 @@ export class Detector {
     this.#inputName = session.inputNames[0]!;
     this.#outputName = session.outputNames[0]!;
     const shape = session.inputMetadata[0]?.isTensor ? session.inputMetadata[0].shape : [];
-    this.#fitsInput = resolved.layout === 'yolov8' && !isFixed(shape[2]) && !isFixed(shape[3]);
+    this.#fitsInput =
+      options.fitInputToTiles && resolved.layout === 'yolov8' && !isFixed(shape[2]) && !isFixed(shape[3]);
   }
 
   /**
