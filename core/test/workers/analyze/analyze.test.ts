@@ -156,6 +156,36 @@ describe('team assignment', () => {
     expect([9, 10, 11, 12].map((id) => teams.get(id))).toEqual(['other', 'other', 'other', 'other']);
   });
 
+  it('leaves out a goalkeeper the detector called a player, though his shirt is nearer one team', () => {
+    // The synthetic demo's colours (seed 7): ten grey-white and ten blue outfield shirts, the goalkeepers
+    // in pink and khaki, both nearer the white team. Around the cluster's mean (k-means) they stayed in
+    // the white team (11.6 v 9.9 players per frame); around its median they are outliers.
+    const samples = new Map<number, [number, number, number][]>();
+    const white = [
+      [157, 171, 177],
+      [165, 173, 185],
+      [165, 173, 175],
+      [166, 174, 182],
+      [159, 170, 174],
+      [168, 178, 175],
+      [150, 163, 166],
+      [169, 176, 185],
+      [158, 168, 174],
+      [154, 162, 165],
+    ];
+    white.forEach((c, i) => samples.set(i + 1, [c as [number, number, number]]));
+    for (let i = 0; i < 10; i++) samples.set(11 + i, [[34 + (i % 4) * 3, 63 + (i % 3) * 4, 124 + (i % 5) * 3]]);
+    samples.set(21, [[174, 101, 122]]); // goalkeeper, pink
+    samples.set(22, [[129, 126, 110]]); // goalkeeper, khaki
+    const ids = [...samples.keys()];
+    const { teams, colours } = assignTeams(samples, ids, { playerIds: ids });
+    expect(ids.filter((id) => teams.get(id) === 'A')).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(ids.filter((id) => teams.get(id) === 'B')).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+    expect([teams.get(21), teams.get(22)]).toEqual(['other', 'other']);
+    // The team colour is the median shirt, not pulled toward the goalkeepers.
+    expect(colours.A).toEqual([165, 171, 175]);
+  });
+
   it('checks the two teams for balance', () => {
     expect(teamBalance(11, 11)).toEqual({ balanced: true, difference: 0 });
     expect(teamBalance(11, 9).balanced).toBe(true);
