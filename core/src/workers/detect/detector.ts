@@ -80,6 +80,8 @@ export interface DetectorInfo {
   executionProvider: ExecutionProvider;
   /** The model's training scale: a typical person's height in input pixels (tiling target). */
   modelPersonHeightPx: number;
+  /** Tiles are inferred at their own size ({@link DetectPlan.inputWidth}), not the nominal input. */
+  inputFitted: boolean;
 }
 
 /**
@@ -110,6 +112,7 @@ export class Detector {
     spec: InputSpec,
     resolved: ResolvedLayout,
   ) {
+    this.#fitsInput = info.inputFitted;
     this.#session = session;
     this.options = options;
     this.info = info;
@@ -127,9 +130,6 @@ export class Detector {
     }
     this.#inputName = session.inputNames[0]!;
     this.#outputName = session.outputNames[0]!;
-    const shape = session.inputMetadata[0]?.isTensor ? session.inputMetadata[0].shape : [];
-    this.#fitsInput =
-      options.fitInputToTiles && resolved.layout === 'yolov8' && !isFixed(shape[2]) && !isFixed(shape[3]);
   }
 
   /**
@@ -196,6 +196,14 @@ export class Detector {
           );
         }
       }
+      // Tiles at their own size: a symbolic height and width, boxes decoded in the graph, and a probe
+      // 32 px shorter runs (a model whose strides need other multiples is fed the nominal size).
+      const inputFitted =
+        compiled.fitInputToTiles &&
+        resolved.layout === 'yolov8' &&
+        fixed(shape[2]) === undefined &&
+        fixed(shape[3]) === undefined &&
+        (await runsAtSize(session, [batchSize, 3, Math.max(32, inputHeight - 32), inputWidth], logger));
       const yolox = resolved.layout === 'yolox';
       const spec: InputSpec = {
         inputWidth,
@@ -215,6 +223,7 @@ export class Detector {
         batchSize,
         executionProvider,
         modelPersonHeightPx: compiled.tiling.modelPersonHeightPx ?? Math.round(0.1 * inputHeight),
+        inputFitted,
       };
       logger.info(info, 'detector ready');
       return new Detector(session, compiled, info, spec, resolved);
@@ -522,6 +531,21 @@ export class Detector {
 export function percentileOf(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** Whether the session runs a blank input of `dims` (a symbolic-size model at a size other than its nominal one). */
+async function runsAtSize(session: ort.InferenceSession, dims: number[], logger: Logger): Promise<boolean> {
+  try {
+    const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
+    await session.run({ [session.inputNames[0]!]: new ort.Tensor('float32', data, dims) });
+    return true;
+  } catch (cause) {
+    logger.warn(
+      { dims, error: String(cause) },
+      'model input is symbolic but the model does not run at other sizes: tiles are fed at the nominal size',
+    );
+    return false;
+  }
 }
 
 /** Whether a tensor dimension is a fixed size (not symbolic or unknown). */

@@ -118,7 +118,7 @@ describe('default player detector on a strip (input fitted to the tiles)', () =>
     // own size (rounded up to 32 px) instead of letterboxed into the nominal 1280×720 the card names.
     const detector = await Detector.open(await detectOptionsFromEnv(loadConfig(detectEnvSchema, {})));
     try {
-      expect(detector.info).toMatchObject({ inputWidth: 1280, inputHeight: 720 });
+      expect(detector.info).toMatchObject({ inputWidth: 1280, inputHeight: 720, inputFitted: true });
       const inputPath = join(dir, 'clip', 'camera-1.mp4');
       const info = await probeVideo(inputPath);
       const strips: BgrImage[] = [];

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedAsset } from '../../../../test/support/index.ts';
 import { Detector, readDetectionsFile, runDetect } from '../../../src/workers/detect/index.ts';
 import { makeClip } from '../support/media.ts';
-import { constantModel } from '../support/onnx-builder.ts';
+import { constantModel, reshapeModel } from '../support/onnx-builder.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -89,6 +89,52 @@ describe('Detector on a wide panorama (tiling)', () => {
         expect(boxes[i]![0]).toBeCloseTo(27 * s + tileX, 0);
         expect(boxes[i]![1]).toBeCloseTo((22 - padY) * s, 0);
       }
+    } finally {
+      await detector.close();
+    }
+  });
+});
+
+describe('Detector with a symbolic input size (input fitted to the tiles)', () => {
+  // Input [1, 3, height, width] reshaped to the output: [1, 6, -1] runs at any size (YOLOv8 layout,
+  // 2 classes); [1, 6, 2048] only at the nominal 64×64 (a model whose sizes are not free after all).
+  const open = async (name: string, shape: number[]) => {
+    const path = join(dir, `${name}.onnx`);
+    await writeFile(path, reshapeModel([1, 3, 'height', 'width'], shape, [1, 6, 'cells']));
+    return Detector.open({ model: { path }, modelVersion: name, inputSize: 64, classMap: { 0: 'player' } });
+  };
+  const strip = { width: 128, height: 32, data: new Uint8Array(128 * 32 * 3).fill(60) };
+
+  it('infers a wide strip at its own letterboxed size, rounded up to 32 px', async () => {
+    const detector = await open('free-size', [1, 6, -1]);
+    try {
+      expect(detector.info).toMatchObject({ inputWidth: 64, inputHeight: 64, inputFitted: true });
+      // 128×32 → scale 0.5 → 64×16 of picture → a 64×32 tensor instead of 64×64.
+      const plan = detector.plan(128, 32);
+      expect(plan).toMatchObject({ decodeWidth: 64, decodeHeight: 16, inputWidth: 64, inputHeight: 32 });
+      const batches = detector.prepare(
+        [{ ...strip, width: 64, height: 16, data: strip.data.subarray(0, 64 * 16 * 3) }],
+        plan,
+      );
+      expect(batches[0]!.tensor.dims).toEqual([1, 3, 32, 64]);
+      await expect(detector.infer(batches)).resolves.toHaveLength(1);
+    } finally {
+      await detector.close();
+    }
+  });
+
+  it('feeds the nominal size when the model does not run at another one', async () => {
+    const detector = await open('fixed-reshape', [1, 6, 2048]);
+    try {
+      expect(detector.info).toMatchObject({ inputWidth: 64, inputHeight: 64, inputFitted: false });
+      const plan = detector.plan(128, 32);
+      expect(plan).toMatchObject({ inputWidth: 64, inputHeight: 64 });
+      const batches = detector.prepare(
+        [{ ...strip, width: 64, height: 16, data: strip.data.subarray(0, 64 * 16 * 3) }],
+        plan,
+      );
+      expect(batches[0]!.tensor.dims).toEqual([1, 3, 64, 64]);
+      await expect(detector.infer(batches)).resolves.toHaveLength(1);
     } finally {
       await detector.close();
     }
