@@ -103,37 +103,21 @@ describe('Detector with a symbolic input size (input fitted to the tiles)', () =
     await writeFile(path, reshapeModel([1, 3, 'height', 'width'], shape, [1, 6, 'cells']));
     return Detector.open({ model: { path }, modelVersion: name, inputSize: 64, classMap: { 0: 'player' } });
   };
-  const strip = { width: 128, height: 32, data: new Uint8Array(128 * 32 * 3).fill(60) };
-
-  it('infers a wide strip at its own letterboxed size, rounded up to 32 px', async () => {
-    const detector = await open('free-size', [1, 6, -1]);
+  // A 128×32 strip: scale 0.5 → 64×16 of picture (decoded at that size), letterboxed.
+  const strip = { width: 64, height: 16, data: new Uint8Array(64 * 16 * 3).fill(60) };
+  const cases = [
+    { name: 'free-size', shape: [1, 6, -1], fitted: true, tensor: [1, 3, 32, 64] },
+    { name: 'fixed-reshape', shape: [1, 6, 2048], fitted: false, tensor: [1, 3, 64, 64] },
+  ];
+  it.each(cases)('$name: tensors $tensor (fitted: $fitted), inferred', async ({ name, shape, fitted, tensor }) => {
+    const detector = await open(name, shape);
     try {
-      expect(detector.info).toMatchObject({ inputWidth: 64, inputHeight: 64, inputFitted: true });
-      // 128×32 → scale 0.5 → 64×16 of picture → a 64×32 tensor instead of 64×64.
+      expect(detector.info).toMatchObject({ inputWidth: 64, inputHeight: 64, inputFitted: fitted });
+      // Fitted: the picture's 16 rows rounded up to 32, not the nominal 64.
       const plan = detector.plan(128, 32);
-      expect(plan).toMatchObject({ decodeWidth: 64, decodeHeight: 16, inputWidth: 64, inputHeight: 32 });
-      const batches = detector.prepare(
-        [{ ...strip, width: 64, height: 16, data: strip.data.subarray(0, 64 * 16 * 3) }],
-        plan,
-      );
-      expect(batches[0]!.tensor.dims).toEqual([1, 3, 32, 64]);
-      await expect(detector.infer(batches)).resolves.toHaveLength(1);
-    } finally {
-      await detector.close();
-    }
-  });
-
-  it('feeds the nominal size when the model does not run at another one', async () => {
-    const detector = await open('fixed-reshape', [1, 6, 2048]);
-    try {
-      expect(detector.info).toMatchObject({ inputWidth: 64, inputHeight: 64, inputFitted: false });
-      const plan = detector.plan(128, 32);
-      expect(plan).toMatchObject({ inputWidth: 64, inputHeight: 64 });
-      const batches = detector.prepare(
-        [{ ...strip, width: 64, height: 16, data: strip.data.subarray(0, 64 * 16 * 3) }],
-        plan,
-      );
-      expect(batches[0]!.tensor.dims).toEqual([1, 3, 64, 64]);
+      expect(plan).toMatchObject({ decodeWidth: 64, decodeHeight: 16, inputWidth: 64, inputHeight: tensor[2] });
+      const batches = detector.prepare([strip], plan);
+      expect(batches[0]!.tensor.dims).toEqual(tensor);
       await expect(detector.infer(batches)).resolves.toHaveLength(1);
     } finally {
       await detector.close();
