@@ -41,8 +41,9 @@ export function letterboxScale(regionWidth: number, regionHeight: number, spec: 
  * bilinear interpolation (pixel centres aligned, as OpenCV's INTER_LINEAR)
  * keeping the aspect ratio, padded with `padValue`, channels reordered and
  * scaled. When the region already has the resized size, pixels are copied.
- * `scale` (default: the largest that fits, {@link letterboxScale}) may be given
- * smaller, e.g. 1 for a region decoded at the model's scale: it is then only padded.
+ * `scale` (default: the largest that fits `spec`, {@link letterboxScale}) may be given smaller:
+ * the detector passes its nominal input's scale, so that a fitted input (the picture rounded up to
+ * 32 px, a little larger than it) shows the tile at the same scale, padded.
  *
  * @returns the transform that maps model-input coordinates back to the image.
  */
