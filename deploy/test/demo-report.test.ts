@@ -33,6 +33,8 @@ async function matchFolder(
     ballOutOfPlay?: number;
     /** The analyze stage's players per frame of A and B (and its balance verdict on them). */
     perFrame?: { A: number; B: number; balanced: boolean };
+    /** Tracks of neither team (class goalkeeper, 3 s each of the 3 s), after the teams' ids. @defaultValue 0 */
+    others?: number;
   },
 ) {
   const dir = join(root, name);
@@ -113,16 +115,28 @@ async function matchFolder(
         // The analyze stage's balance flag sits beside the teams (not a team).
         balanced: o.perFrame ? o.perFrame.balanced : o.teams[0] === o.teams[1],
       },
-      players: ids.map((id) => ({
-        trackId: id,
-        class: 'player',
-        team: id <= o.teams[0] ? 'A' : 'B',
-        durationSeconds: 3,
-        distance: 10 + id,
-        maxSpeed: 4.5,
-        meanSpeed: 3.3,
-        sprints: id === 1 ? 2 : 0,
-      })),
+      players: [
+        ...ids.map((id) => ({
+          trackId: id,
+          class: 'player',
+          team: id <= o.teams[0] ? 'A' : 'B',
+          durationSeconds: 3,
+          distance: 10 + id,
+          maxSpeed: 4.5,
+          meanSpeed: 3.3,
+          sprints: id === 1 ? 2 : 0,
+        })),
+        ...Array.from({ length: o.others ?? 0 }, (_, i) => ({
+          trackId: ids.length + i + 1,
+          class: 'goalkeeper',
+          team: 'other',
+          durationSeconds: 3,
+          distance: 5,
+          maxSpeed: 2,
+          meanSpeed: 1.7,
+          sprints: 0,
+        })),
+      ],
     }),
   );
   return dir;
@@ -214,6 +228,24 @@ describe('report.html', () => {
     expect(html).toContain('the match as one job: 2 segments of 2 s uploaded by the edge');
     // Only teams are rows of the team table: the balance flag is not a third team.
     expect(html).not.toMatch(/<\/span> balanced<\/td>/);
+    // No one of neither team: no `other` row.
+    expect(html).not.toContain('shirts of neither team');
+  });
+
+  it('shows where the goalkeepers and the referee went: an `other` row under the teams', async () => {
+    const dir = await matchFolder('others', {
+      tracked: 20,
+      ball: true,
+      cropOnPitch: 0.9,
+      unit: 'm',
+      teams: [10, 10],
+      others: 2,
+    });
+    const html = await readFile(await writeReport(result(dir, null)), 'utf8');
+    // Two goalkeepers tracked the whole 3 s: 2.0 per frame, 2 tracks, 10 m, no sprints.
+    expect(html).toMatch(
+      /other <small>\(goalkeepers, the referee, shirts of neither team\)<\/small><\/td><td class="num">2\.0<\/td><td class="num">2<\/td><td class="num">10\.0<\/td><td class="num">0<\/td>/,
+    );
   });
 
   it('warns when the match completed without a segment that failed', async () => {

@@ -185,13 +185,29 @@ function analyticsSection(data: ReportData, fileLink: string): string {
     return c && c.length === 3 ? `rgb(${c.join(',')})` : '#999';
   };
   const n = (v: number | null | undefined, d = 1) => (v == null ? '–' : v.toFixed(d));
+  // One row: players per frame, tracks, and the summed distance and sprints of `ps`.
+  const teamRow = (label: string, perFrame: number | null | undefined, tracks: number, ps: typeof players) =>
+    `<tr><td>${label}</td><td class="num">${n(perFrame)}</td><td class="num">${tracks}</td><td class="num">${n(ps.reduce((sum, p) => sum + (p.distance ?? 0), 0))}</td><td class="num">${unit === 'm' ? ps.reduce((sum, p) => sum + (p.sprints ?? 0), 0) : '–'}</td></tr>`;
   const teamRows = Object.entries(teams)
     .map(([name, t]) => {
       const ps = players.filter((p) => p.team === name);
-      const dist = ps.reduce((sum, p) => sum + (p.distance ?? 0), 0);
-      return `<tr><td><span style="display:inline-block;width:.8em;height:.8em;background:${colour(name)}"></span> ${escapeHtml(name)}</td><td class="num">${n(t.playersPerFrame)}</td><td class="num">${t.players?.length ?? ps.length}</td><td class="num">${n(dist)}</td><td class="num">${unit === 'm' ? ps.reduce((sum, p) => sum + (p.sprints ?? 0), 0) : '–'}</td></tr>`;
+      const swatch = `<span style="display:inline-block;width:.8em;height:.8em;background:${colour(name)}"></span>`;
+      return teamRow(`${swatch} ${escapeHtml(name)}`, t.playersPerFrame, t.players?.length ?? ps.length, ps);
     })
     .join('');
+  // Goalkeepers, the referee and shirts of neither team: not a team, but where they went is worth a row
+  // (people per frame from their tracked time).
+  const others = players.filter((p) => p.team === 'other');
+  const otherSeconds = others.reduce((sum, p) => sum + (p.durationSeconds ?? 0), 0);
+  const otherRow =
+    others.length === 0
+      ? ''
+      : teamRow(
+          'other <small>(goalkeepers, the referee, shirts of neither team)</small>',
+          a.durationSeconds ? otherSeconds / a.durationSeconds : null,
+          others.length,
+          others,
+        );
   const playerRows = [...players]
     .sort((x, y) => (y.distance ?? 0) - (x.distance ?? 0))
     .map(
@@ -202,7 +218,7 @@ function analyticsSection(data: ReportData, fileLink: string): string {
   const notes = (a.notes ?? []).map((t) => `<li>${escapeHtml(t)}</li>`).join('');
   return `<p>${fileLink} · positions in <strong>${escapeHtml(unit === 'm' ? 'pitch metres (venue calibration)' : unit === 'px' ? 'image pixels (no calibration: no sprint counts)' : unit)}</strong> over ${n(a.durationSeconds)} s</p>
 ${notes ? `<ul>${notes}</ul>` : ''}
-<table><tr><th>team</th><th>players per frame</th><th>tracks</th><th>distance, ${escapeHtml(unit)}</th><th>sprints</th></tr>${teamRows}</table>
+<table><tr><th>team</th><th>players per frame</th><th>tracks</th><th>distance, ${escapeHtml(unit)}</th><th>sprints</th></tr>${teamRows}${otherRow}</table>
 ${players.length > 0 ? barChartSvg({ unit, items: players.map((p) => ({ label: `#${p.trackId}`, value: p.distance ?? 0, colour: colour(p.team) })) }) : ''}
 <details><summary>${players.length} tracked people</summary>
 <table><tr><th>track</th><th>class</th><th>team</th><th>time, s</th><th>distance, ${escapeHtml(unit)}</th><th>top speed, ${escapeHtml(speed)}</th><th>mean speed, ${escapeHtml(speed)}</th><th>sprints</th></tr>${playerRows}</table></details>`;
