@@ -70,7 +70,9 @@ try {
       } finally {
         await detector.close();
       }
-      (runs[v.name] ??= []).push({ cpuSeconds: cpuSeconds() - cpu0, wallSeconds: (performance.now() - wall0) / 1000 });
+      const list = runs[v.name] ?? [];
+      list.push({ cpuSeconds: cpuSeconds() - cpu0, wallSeconds: (performance.now() - wall0) / 1000 });
+      runs[v.name] = list;
       process.stdout.write(`run ${r + 1} ${v.name}: ${runs[v.name]!.at(-1)!.cpuSeconds.toFixed(1)} CPU-s\n`);
     }
   }

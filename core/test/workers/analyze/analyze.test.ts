@@ -173,7 +173,7 @@ describe('team assignment', () => {
       [158, 168, 174],
       [154, 162, 165],
     ];
-    white.forEach((c, i) => samples.set(i + 1, [c as [number, number, number]]));
+    for (const [i, c] of white.entries()) samples.set(i + 1, [c as [number, number, number]]);
     for (let i = 0; i < 10; i++) samples.set(11 + i, [[34 + (i % 4) * 3, 63 + (i % 3) * 4, 124 + (i % 5) * 3]]);
     samples.set(21, [[174, 101, 122]]); // goalkeeper, pink
     samples.set(22, [[129, 126, 110]]); // goalkeeper, khaki
