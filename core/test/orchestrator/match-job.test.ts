@@ -198,6 +198,29 @@ describe.skipIf(pg.skip)(
       }
     });
 
+    it('encodes the newest segment while the match goes on, and once more as final when the end comes after it', async () => {
+      const h = await world();
+      await h.startOrchestrator();
+      await startWorker(h);
+      const match = 'live-edge';
+      const jobId = await segment(h, match, 0);
+      await segment(h, match, 1);
+      // Segment 1 is the newest: its analyze and encode run without waiting for segment 2 or the end.
+      await waitFor(async () => (await stageStatus(h, jobId, 'encode', 1))?.status === 'completed');
+      expect(await status(h, jobId)).toBe('running');
+      await h.client.end(ref(match), 'marker', BASE_SLOT + 1);
+      await h.waitForStatus([jobId], 'completed');
+      const all = await runs(h, jobId);
+      for (const stage of ['analyze', 'encode']) {
+        // As not final while the match went on, then again as final: the ENDLIST, the final summary.
+        expect(all.filter((r) => r.stage === stage && r.segment_index === 1).map((r) => r.final)).toEqual([
+          false,
+          true,
+        ]);
+        expect(all.filter((r) => r.stage === stage && r.segment_index === 0).map((r) => r.final)).toEqual([false]);
+      }
+    });
+
     it('reprocesses a range (sequential stages also after it) and cancels a range of a live match', async () => {
       const h = await world();
       await h.startOrchestrator();

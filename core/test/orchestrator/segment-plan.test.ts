@@ -76,9 +76,10 @@ describe('segment plan', () => {
     expect(windowed(six, next, 2).sort()).toEqual(['analyze:0', 'detect:3', 'track:1', 'vcam:0']);
   });
 
-  it('holds analyze and encode of the newest segment until a later one or the end is known, then marks it final', () => {
+  it('runs analyze and encode of the newest segment at once, as final only once the end is known', () => {
     const r = rows({ 0: { detect: 'completed', track: 'completed', vcam: 'completed' } });
-    expect(plan({ 0: 'received' }, r)).toEqual([]);
+    // No waiting for a later segment (a segment of live lag): not final while the match goes on.
+    expect(plan({ 0: 'received' }, r)).toEqual(['analyze:0']);
     expect(plan({ 0: 'received' }, r, 0)).toEqual(['analyze:0:final']);
     expect(plan({ 0: 'received', 1: 'received' }, [...r, ...rows({ 1: {} })])).toEqual(['analyze:0', 'detect:1']);
     // The final segment failed: segment 0 is the last one still in the match, and runs as final.

@@ -45,8 +45,14 @@ const SEQUENTIAL = new Set<Stage>(SEGMENT_SEQUENTIAL_STAGES);
 
 /**
  * Stages that write a per-match result that must know whether the segment
- * is the last (analyze's final report, encode's EVENT → VOD playlist): their
- * task for segment k waits until a later segment is known or the match ended.
+ * is the last (analyze's final report, encode's EVENT → VOD playlist). Their
+ * task for segment k runs as soon as its inputs are there, as final when the
+ * end of the match is already known; when the end becomes known after the last
+ * segment's run went out as not final, that run is done again as final
+ * (`MatchStateMachine` `#finalAgain`: the playlist gets its `#EXT-X-ENDLIST`,
+ * the analytics their final summary). Until 2026-11-28 the task waited for a
+ * later segment or the end instead: a whole segment of live lag on every
+ * segment, to save one re-run at the end of a match.
  */
 export const FINAL_AWARE_STAGES: ReadonlySet<Stage> = new Set<Stage>(['analyze', 'encode']);
 
@@ -80,8 +86,8 @@ export function previousReceived(
  * - a sequential stage for segment k once its dependencies on k are
  *   completed and its own run on the previous received segment is
  *   completed (every index below k must be known: a gap holds it back);
- * - analyze/encode ({@link FINAL_AWARE_STAGES}) additionally once a later
- *   segment is known or the end of the match is;
+ * - analyze/encode ({@link FINAL_AWARE_STAGES}) like any sequential stage,
+ *   `final` on the match's last segment once the end is known;
  * - with `fanOutInFlight`, a fan-out stage only while fewer than that many of
  *   its tasks are dispatched or running, the lowest segments first. Without
  *   it, a backlog of detect tasks spread over the task partitions is taken in
@@ -95,7 +101,6 @@ export function previousReceived(
 export function dispatchableTasks(input: PlanInput): PlannedTask[] {
   const status = new Map<string, StageStatus>();
   for (const row of input.rows) status.set(`${row.stage}:${row.segment_index}`, row.status);
-  const maxKnown = Math.max(-1, ...input.segments.keys());
   const ready = (row: PlanRow): boolean =>
     row.status === 'pending' &&
     input.segments.get(row.segment_index) === 'received' &&
@@ -114,7 +119,6 @@ export function dispatchableTasks(input: PlanInput): PlannedTask[] {
       if (previous !== null && status.get(`${row.stage}:${previous}`) !== 'completed') continue;
       carryFrom = previous;
     }
-    if (FINAL_AWARE_STAGES.has(row.stage) && input.finalIndex === null && maxKnown <= k) continue;
     out.push({ stage: row.stage, index: k, final: last === k, carryFrom });
   }
   return out;
