@@ -537,7 +537,8 @@ export function percentileOf(sorted: readonly number[], p: number): number {
 async function runsAtSize(session: ort.InferenceSession, dims: number[], logger: Logger): Promise<boolean> {
   try {
     const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
-    await session.run({ [session.inputNames[0]!]: new ort.Tensor('float32', data, dims) });
+    // Fatal only: a model that refuses the size is an expected answer here, logged below as a warning.
+    await session.run({ [session.inputNames[0]!]: new ort.Tensor('float32', data, dims) }, { logSeverityLevel: 4 });
     return true;
   } catch (cause) {
     logger.warn(
