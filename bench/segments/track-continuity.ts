@@ -17,26 +17,22 @@
  *
  * Writes bench/results/segments-track-continuity.json.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_MODEL_PATH, detectEnvSchema, detectOptionsFromEnv } from '../../core/src/workers/detect/handler.ts';
-import { Detector, readDetectionsFile, runDetect } from '../../core/src/workers/detect/index.ts';
+import { DEFAULT_MODEL_PATH } from '../../core/src/workers/detect/handler.ts';
 import {
-  mergeSegmentTracks,
   modelCardThresholds,
   pitchRegionOf,
-  type TrackCarry,
   type TrackOptions,
   type TracksFile,
   trackClip,
 } from '../../core/src/workers/track/index.ts';
 import { syntheticClip } from '../workers/synthetic-clip.ts';
 import { boundarySwitches } from './boundary-switches.ts';
-import { cpuSeconds } from './cpu-time.ts';
 import { splitDetections } from './split-detections.ts';
+import { stageDetections } from './stage-detections.ts';
+import { trackSegments } from './track-segments.ts';
 
 const { values } = parseArgs({
   options: {
@@ -50,31 +46,7 @@ const { values } = parseArgs({
 const loadBefore = loadavg();
 const clip = await syntheticClip(Number(values.seed), Number(values.duration));
 const fps = Number(values.fps);
-// Cached per analysis rate; `-stage`: made by the detector as the stage opens it (its 20 px training
-// scale, the model card's floors). Files without it came from a generic detector (10 % scale, 300 boxes a frame).
-const detectionsPath = join(clip.dir, `detections-${fps}fps-stage.jsonl`);
-let detect: { cpuSeconds: number; wallSeconds: number; frames: number } | null = null;
-if (!existsSync(detectionsPath)) {
-  const detector = await Detector.open(await detectOptionsFromEnv(detectEnvSchema.parse({})));
-  const cpu0 = cpuSeconds();
-  const wall0 = performance.now();
-  try {
-    const summary = await runDetect({
-      inputPath: clip.panoramaPath,
-      outputPath: detectionsPath,
-      detector,
-      analysisFps: fps,
-    });
-    detect = {
-      cpuSeconds: cpuSeconds() - cpu0,
-      wallSeconds: (performance.now() - wall0) / 1000,
-      frames: summary.frames,
-    };
-  } finally {
-    await detector.close();
-  }
-}
-const detections = await readDetectionsFile(detectionsPath);
+const { path: detectionsPath, detections, detect } = await stageDetections(clip, fps);
 const card = await modelCardThresholds(DEFAULT_MODEL_PATH, detections.header.model.sha256);
 const options: TrackOptions = {
   lostTrackBufferAt30Fps: 30,
@@ -85,26 +57,6 @@ const options: TrackOptions = {
 };
 const times = detections.frames.map((f) => f.tMs);
 
-function merged(segs: ReturnType<typeof splitDetections>, carry: boolean): { tracks: TracksFile; ms: number } {
-  const started = performance.now();
-  const files: TracksFile[] = [];
-  let state: TrackCarry | null = null;
-  let firstMatchFrame = 0;
-  for (const s of segs) {
-    const out = trackClip(s.detections, { ...options, segment: { carry: carry ? state : null } });
-    state = out.carry;
-    const file = out.tracks;
-    if (!carry) {
-      // Separate jobs: ids from 1 in every segment; made disjoint so no id is shared by chance.
-      for (const t of file.tracks) t.id = t.class === 'ball' ? t.id : t.id + s.index * 100_000;
-    }
-    file.segment = { index: s.index, startS: s.startS, firstMatchFrame };
-    firstMatchFrame += s.detections.frames.length;
-    files.push(file);
-  }
-  return { tracks: mergeSegmentTracks(files), ms: performance.now() - started };
-}
-
 const runs = [];
 for (const segmentS of values['segment-s']!.split(',').map(Number)) {
   const segs = splitDetections(detections, segmentS);
@@ -114,8 +66,8 @@ for (const segmentS of values['segment-s']!.split(',').map(Number)) {
     frame += s.detections.frames.length;
     boundaries.push(frame);
   }
-  const withCarry = merged(segs, true);
-  const without = merged(segs, false);
+  const withCarry = trackSegments(segs, options, true);
+  const without = trackSegments(segs, options, false);
   const wholeStarted = performance.now();
   const whole = trackClip(detections, options).tracks;
   const wholeMs = performance.now() - wholeStarted;

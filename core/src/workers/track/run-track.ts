@@ -202,10 +202,11 @@ export function trackClip(
       else people.set(i, [{ id: t.id, box: f.box }]);
     }
   }
-  const ballTrack = ballTrackFromDetections(detections, {
+  const { ballTrack, carry: ballCarry } = ballTrackFromDetections(detections, {
     people,
     ...options.ball,
     ...(options.pitchRegion ? { onPitch: options.pitchRegion } : {}),
+    context: carried?.ball ?? null,
   });
   const ball = ballTrackAsTrack(ballTrack, detections);
   if (ball) tracks.push(ball);
@@ -240,6 +241,7 @@ export function trackClip(
     offPitchTracksDropped,
     carry: {
       tracker: snapshot,
+      ball: ballCarry,
       thresholds,
       matchFrames: (carried?.matchFrames ?? 0) + detections.frames.length,
     },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ballCarrySchema } from './ball/ball-carry.ts';
 
 const finite = z.number().finite();
 
@@ -23,11 +24,14 @@ export const byteTrackerSnapshotSchema = z.object({
 
 /**
  * What the track stage carries from segment k to k+1 of a match (kind `track-carry`):
- * the people tracker's state (ids, lost tracks, Kalman state), the score thresholds chosen on the
- * first segment (so every segment tracks with the same ones), and the ids seen so far.
+ * the people tracker's state (ids, lost tracks, Kalman state), the ball tracker's context (the
+ * segment's last frames and their candidates; absent in carries written before it existed: the next
+ * segment's ball track then starts fresh), the score thresholds chosen on the first segment (so every
+ * segment tracks with the same ones), and the ids seen so far.
  */
 export const trackCarrySchema = z.object({
   tracker: byteTrackerSnapshotSchema,
+  ball: ballCarrySchema.optional(),
   thresholds: z.object({
     high: finite,
     low: finite,
@@ -42,8 +46,9 @@ export type TrackCarry = z.output<typeof trackCarrySchema>;
 /**
  * The carry for a segment that follows `gapS` seconds of the match left out (segments missing,
  * cancelled or failed; `task.segment.gap_s`): every track has ended — the gap is far beyond any lost
- * buffer, and a player's box from before it says nothing of where he is now — while ids go on (none
- * is reused) with the same thresholds, and the match's frame count runs on over the gap.
+ * buffer, and a player's box from before it says nothing of where he is now; so has the ball's (no
+ * context) — while ids go on (none is reused) with the same thresholds, and the match's frame count
+ * runs on over the gap.
  *
  * @param fps - analysed frames per second of the segment.
  * @returns `carry` itself when there is no gap.
@@ -54,6 +59,7 @@ export function trackCarryAcrossGap(carry: TrackCarry, gapS: number, fps: number
   return {
     ...carry,
     tracker: { ...carry.tracker, frame: carry.tracker.frame + skipped, tracks: [] },
+    ball: undefined,
     matchFrames: carry.matchFrames + skipped,
   };
 }

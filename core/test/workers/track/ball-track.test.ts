@@ -110,4 +110,22 @@ describe('trackBall', () => {
     expect(summary.followingPlayer).toBe(1);
     expect(frames.every((f) => f.state === 'detected' && f.x === 300 + 15 * f.frame)).toBe(true);
   });
+
+  it('does not follow a boot it meets in the one frame the ball is missed', () => {
+    const candidates: BallCandidate[] = [];
+    for (let f = 0; f < 30; f++) {
+      if (f !== 10) candidates.push(ballAt(f));
+      // A boot running beside the ball from frame 10 on, 40 px below it.
+      if (f >= 10) candidates.push({ ...ballAt(f), y: 240 });
+    }
+    const { frames } = trackBall(candidates, times(30), { fps: FPS, frameWidthPx: 2000 });
+    expect(frames.every((f) => f.y === 200)).toBe(true);
+    // With the gate of a motion model that expects kicks every frame (the old 1.5 · width per s²) the
+    // ball's tracklet takes the boot at frame 10 and follows it for a frame more.
+    const wide = trackBall(candidates, times(30), { fps: FPS, frameWidthPx: 2000, accelerationPxPerS2: 3000 });
+    expect(wide.frames.slice(10, 12).map((f) => [f.state, f.y])).toEqual([
+      ['detected', 240],
+      ['detected', 240],
+    ]);
+  });
 });

@@ -33,6 +33,11 @@ export interface CandidateFilterOptions {
   staticSeconds?: number;
   /** Radius within which two candidates are "the same place", px. @defaultValue max(2, 0.75 · box size) */
   staticRadiusPx?: number;
+  /**
+   * Frames before this one are context (the previous segment's end, `BallCarry`): their candidates
+   * are filtered like the others but not counted in `rejected`. @defaultValue 0
+   */
+  contextFrames?: number;
 }
 
 /**
@@ -51,10 +56,11 @@ export function filterBallCandidates(
 ): { kept: BallCandidate[]; rejected: CandidateRejections } {
   const rejected: CandidateRejections = { lowScore: 0, offPitch: 0, static: 0 };
   const minScore = options.minScore ?? 0;
+  const counted = (c: BallCandidate) => (c.frame >= (options.contextFrames ?? 0) ? 1 : 0);
   const pool: BallCandidate[] = [];
   for (const c of candidates) {
-    if (c.score < minScore) rejected.lowScore += 1;
-    else if (options.onPitch && !options.onPitch(c.x, c.y)) rejected.offPitch += 1;
+    if (c.score < minScore) rejected.lowScore += counted(c);
+    else if (options.onPitch && !options.onPitch(c.x, c.y)) rejected.offPitch += counted(c);
     else pool.push(c);
   }
   const windowFrames = Math.max(2, Math.round((options.staticSeconds ?? 1) * options.fps));
@@ -93,7 +99,7 @@ export function filterBallCandidates(
     for (let f = c.frame - windowFrames; f <= c.frame + windowFrames && same < windowFrames; f++) {
       if (f !== c.frame && near(f, c, radius)) same += 1;
     }
-    if (same >= windowFrames) rejected.static += 1;
+    if (same >= windowFrames) rejected.static += counted(c);
     else kept.push(c);
   }
   return { kept, rejected };

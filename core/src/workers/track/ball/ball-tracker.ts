@@ -26,6 +26,17 @@ export interface BallTrackOptions {
   frameWidthPx: number;
   /** Fastest plausible ball, px/s. @defaultValue 0.6 · frame width per second */
   maxSpeedPxPerS?: number;
+  /**
+   * The motion model's acceleration noise (σ of a white-noise acceleration), px/s². A ball rolling or
+   * in flight changes speed little (friction, drag, gravity seen on the image: ≲ 16 m/s² on a pitch ~105 m
+   * across 2 880 px); a kick is an impulse that no motion model follows at 10 analysed frames per second:
+   * it ends the tracklet, and the path goes on in the next one (step 3 and interpolation stitch them).
+   * A wider gate lets a tracklet take a false alarm whenever the ball is missed and follow it away.
+   * @defaultValue 0.15 · frame width per s² (bench/README § the ball track across segments: the ball
+   * positions right 0.49 → 0.78 of frames at 1.5 · width, the old default, on seed 7's simulated ball
+   * detector; held-out seed 11 0.40 → 0.72)
+   */
+  accelerationPxPerS2?: number;
   /** Lowest candidate score. @defaultValue 0 */
   minScore?: number;
   /** Whether an image point lies on the pitch (venue calibration); absent: everywhere. */
@@ -53,6 +64,13 @@ export interface BallTrackOptions {
   followShare?: number;
   /** @defaultValue 0.2 */
   followWeight?: number;
+  /**
+   * The first `contextFrames` frames are the previous segment's end (`BallCarry`, a match's segment
+   * after the first): their candidates take part in the filter, the tracklets and the choice of the
+   * path, but the frames returned and the summary's counts are the segment's own, numbered from 0.
+   * @defaultValue 0
+   */
+  contextFrames?: number;
 }
 
 /** Counts of the ball track (`summary` of `ball-track.json`). */
@@ -99,9 +117,10 @@ interface Tracklet {
  *    no faster than the speed bound; `predicted` (constant velocity) for up to `maxPredictFrames`
  *    after a tracklet; `lost` otherwise.
  *
- * Offline (it sees the whole clip) and deterministic.
+ * Offline (it sees the whole clip) and deterministic. A match's segment sees the previous segment's
+ * last frames as context (`contextFrames`, `BallCarry`), so the path goes on across the boundary.
  *
- * @param frameTimesS - presentation time (s) of every analysed frame, index = frame.
+ * @param frameTimesS - presentation time (s) of every analysed frame, index = frame (context first).
  */
 export function trackBall(
   candidates: readonly BallCandidate[],
@@ -113,17 +132,18 @@ export function trackBall(
   const maxSpeed = options.maxSpeedPxPerS ?? 0.6 * options.frameWidthPx;
   const maxMiss = options.maxMissFrames ?? Math.max(1, Math.round(0.5 * fps));
   const gateChi2 = options.gateChi2 ?? 13.8;
+  const contextFrames = options.contextFrames ?? 0;
   const { kept, rejected } = filterBallCandidates(candidates, {
     fps,
     minScore: options.minScore,
     onPitch: options.onPitch,
     staticSeconds: options.staticSeconds,
+    contextFrames,
   });
   const medianSize = median(kept.map((c) => c.sizePx)) ?? 4;
   const kalman = new PointKalman({
     measurementPx: Math.max(1, medianSize / 2),
-    // A kick takes the ball from rest to the speed bound within ~0.2 s.
-    accelerationPxPerS2: maxSpeed / 0.2 / 2,
+    accelerationPxPerS2: options.accelerationPxPerS2 ?? 0.15 * options.frameWidthPx,
     initialSpeedPxPerS: maxSpeed / 2,
   });
 
@@ -184,12 +204,13 @@ export function trackBall(
     }
     return Math.max(0, ...counts.values()) >= (options.followShare ?? 0.8) * t.detections.length;
   };
+  const ownFrames = (t: Tracklet) => t.detections.at(-1)!.frame >= contextFrames;
   let followingPlayer = 0;
   const eligible = finished
     .filter((t) => t.detections.length >= minDetections)
     .map((t) => {
       const follows = followsOnePlayer(t);
-      if (follows) followingPlayer += 1;
+      if (follows && ownFrames(t)) followingPlayer += 1;
       const score = t.detections.reduce((s, c) => s + c.score, 0);
       return {
         t,
@@ -272,22 +293,25 @@ export function trackBall(
     }
   });
 
-  const count = (s: BallState) => frames.filter((f) => f.state === s).length;
+  // The segment's own frames, numbered from 0 (the context was only there to decide them).
+  const own = frames.slice(contextFrames).map((f) => ({ ...f, frame: f.frame - contextFrames }));
+  const count = (s: BallState) => own.filter((f) => f.state === s).length;
   const summary: BallTrackSummary = {
-    frames: frames.length,
+    frames: own.length,
     detected: count('detected'),
     interpolated: count('interpolated'),
     predicted: count('predicted'),
     lost: count('lost'),
-    coverage: frames.length > 0 ? round4(1 - count('lost') / frames.length) : 0,
-    candidates: candidates.length,
-    keptCandidatesPerFrame: frames.length > 0 ? round4(kept.length / frames.length) : 0,
+    coverage: own.length > 0 ? round4(1 - count('lost') / own.length) : 0,
+    candidates: candidates.filter((c) => c.frame >= contextFrames).length,
+    keptCandidatesPerFrame:
+      own.length > 0 ? round4(kept.filter((c) => c.frame >= contextFrames).length / own.length) : 0,
     rejected,
-    tracklets: finished.length,
+    tracklets: finished.filter(ownFrames).length,
     followingPlayer,
-    chosenTracklets: chosen.length,
+    chosenTracklets: chosen.filter((e) => ownFrames(e.t)).length,
   };
-  return { frames, summary };
+  return { frames: own, summary };
 }
 
 /** Velocity (px/s) from a tracklet's last detections (mean over up to the last 3 steps). */

@@ -1,9 +1,11 @@
 /**
  * The ball track: candidates filtered (score, pitch, static marks), constant-velocity Kalman
  * tracklets, the best non-overlapping chain of them as the one ball, short gaps interpolated;
- * written as `ball-track.json` by the track stage.
+ * written as `ball-track.json` by the track stage; a match's segment goes on from the previous one's
+ * last frames (`ball-carry.ts`).
  */
 export * from './ball-candidates.ts';
+export * from './ball-carry.ts';
 export * from './ball-kalman.ts';
 export * from './ball-track-format.ts';
 export * from './ball-tracker.ts';

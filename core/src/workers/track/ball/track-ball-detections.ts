@@ -1,24 +1,35 @@
 import type { DetectionsFile } from '../../detect/detections-format.ts';
 import type { BallCandidate } from './ball-candidates.ts';
+import { type BallCarry, ballCarryOf } from './ball-carry.ts';
 import { BALL_TRACK_FORMAT, type BallTrackFile } from './ball-track-format.ts';
 import { type BallTrackOptions, trackBall } from './ball-tracker.ts';
 
+/** Options of {@link ballTrackFromDetections}. */
+export type BallTrackFromDetectionsOptions = Omit<BallTrackOptions, 'fps' | 'frameWidthPx' | 'contextFrames'> & {
+  /** The previous segment's end (a match's segment after the first); absent: the clip stands alone. */
+  context?: BallCarry | null;
+};
+
 /**
  * The ball track of a detections file (every `ball` box is a candidate): `trackBall` over the
- * analysed frames, as the `ball-track.json` document.
+ * analysed frames — after the carried context's frames, when there is one — as the `ball-track.json`
+ * document (the file's own frames only), and the `BallCarry` for the segment after it.
+ * `people` is keyed by the file's own analysed frame index.
  */
 export function ballTrackFromDetections(
   detections: DetectionsFile,
-  options: Omit<BallTrackOptions, 'fps' | 'frameWidthPx'> = {},
-): BallTrackFile {
-  const candidates: BallCandidate[] = [];
-  const times: number[] = [];
+  options: BallTrackFromDetectionsOptions = {},
+): { ballTrack: BallTrackFile; carry: BallCarry } {
+  const { context, people: ownPeople, ...trackOptions } = options;
+  const contextFrames = context?.frameTimesS.length ?? 0;
+  const candidates: BallCandidate[] = context ? context.candidates.map((c) => ({ ...c })) : [];
+  const times: number[] = context ? [...context.frameTimesS] : [];
   detections.frames.forEach((f, index) => {
-    times[index] = f.tMs / 1000;
+    times[contextFrames + index] = f.tMs / 1000;
     for (const d of f.detections) {
       if (d.class !== 'ball') continue;
       candidates.push({
-        frame: index,
+        frame: contextFrames + index,
         x: (d.box[0] + d.box[2]) / 2,
         y: (d.box[1] + d.box[3]) / 2,
         sizePx: (d.box[2] - d.box[0] + d.box[3] - d.box[1]) / 2,
@@ -26,20 +37,35 @@ export function ballTrackFromDetections(
       });
     }
   });
+  const people = ownPeople && contextFrames > 0 ? shiftKeys(ownPeople, contextFrames) : ownPeople;
   const fps = detections.header.analysisFps;
   const { frames, summary } = trackBall(candidates, times, {
-    ...options,
+    ...trackOptions,
+    ...(people ? { people } : {}),
     fps,
     frameWidthPx: detections.header.source.width,
+    contextFrames,
   });
-  const { onPitch, people, ...plain } = options;
+  const { onPitch, ...plain } = trackOptions;
   return {
-    format: BALL_TRACK_FORMAT,
-    version: 1,
-    source: { width: detections.header.source.width, height: detections.header.source.height },
-    analysisFps: fps,
-    frames,
-    summary,
-    options: { ...plain, pitchRegion: onPitch !== undefined, people: people !== undefined },
+    ballTrack: {
+      format: BALL_TRACK_FORMAT,
+      version: 1,
+      source: { width: detections.header.source.width, height: detections.header.source.height },
+      analysisFps: fps,
+      frames,
+      summary,
+      options: {
+        ...plain,
+        pitchRegion: onPitch !== undefined,
+        people: ownPeople !== undefined,
+        contextFrames,
+      },
+    },
+    carry: ballCarryOf(times, candidates, fps, detections.header.source.durationMs / 1000, options.minScore),
   };
+}
+
+function shiftKeys<T>(map: ReadonlyMap<number, T>, by: number): Map<number, T> {
+  return new Map([...map].map(([k, v]) => [k + by, v]));
 }
