@@ -23,19 +23,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { DEFAULT_MODEL_PATH } from '../../core/src/workers/detect/handler.ts';
 import type { BoxXyxy, DetectionsFile } from '../../core/src/workers/detect/index.ts';
-import {
-  type BallFrame,
-  modelCardThresholds,
-  pitchRegionOf,
-  type TrackOptions,
-  trackClip,
-} from '../../core/src/workers/track/index.ts';
+import { type BallFrame, trackClip } from '../../core/src/workers/track/index.ts';
 import { Prng } from '../../shared/src/index.ts';
 import { syntheticClip } from '../workers/synthetic-clip.ts';
 import { splitDetections } from './split-detections.ts';
-import { stageDetections } from './stage-detections.ts';
+import { stageDetections, stageTrackOptions } from './stage-detections.ts';
 import { trackSegments } from './track-segments.ts';
 
 const { values } = parseArgs({
@@ -53,14 +46,7 @@ const loadBefore = loadavg();
 const clip = await syntheticClip(Number(values.seed), Number(values.duration));
 const fps = Number(values.fps);
 const { detections } = await stageDetections(clip, fps);
-const card = await modelCardThresholds(DEFAULT_MODEL_PATH, detections.header.model.sha256);
-const options: TrackOptions = {
-  lostTrackBufferAt30Fps: 30,
-  interpolateGapFrames: 20,
-  pitchRegion: pitchRegionOf(clip.venue, clip.width, clip.height) ?? undefined,
-  ...(card ? { modelCardThresholds: { high: card.high, low: card.low } } : {}),
-  ...(card?.ball !== undefined ? { ball: { minScore: card.ball } } : {}),
-};
+const options = await stageTrackOptions(clip, detections);
 const truthBall = new Map(
   clip.truth.tracks.find((t) => t.class === 'ball')?.frames.map((f) => [f.frame, f.box] as const) ?? [],
 );

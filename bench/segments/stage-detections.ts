@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { detectEnvSchema, detectOptionsFromEnv } from '../../core/src/workers/detect/handler.ts';
+import { DEFAULT_MODEL_PATH, detectEnvSchema, detectOptionsFromEnv } from '../../core/src/workers/detect/handler.ts';
 import { type DetectionsFile, Detector, readDetectionsFile, runDetect } from '../../core/src/workers/detect/index.ts';
+import { modelCardThresholds, pitchRegionOf, type TrackOptions } from '../../core/src/workers/track/index.ts';
 import type { SyntheticClip } from '../workers/synthetic-clip.ts';
 import { cpuSeconds } from './cpu-time.ts';
 
@@ -40,4 +41,20 @@ export async function stageDetections(
     }
   }
   return { path, detections: await readDetectionsFile(path), detect };
+}
+
+/**
+ * The track options of the segment benches: the stage's lost buffer (30 frames at 30 fps) and gap
+ * interpolation (20 frames), the default model card's thresholds and ball floor, the clip's venue pitch.
+ * Motion only (no `appearance`), as these benches have always tracked.
+ */
+export async function stageTrackOptions(clip: SyntheticClip, detections: DetectionsFile): Promise<TrackOptions> {
+  const card = await modelCardThresholds(DEFAULT_MODEL_PATH, detections.header.model.sha256);
+  return {
+    lostTrackBufferAt30Fps: 30,
+    interpolateGapFrames: 20,
+    pitchRegion: pitchRegionOf(clip.venue, clip.width, clip.height) ?? undefined,
+    ...(card ? { modelCardThresholds: { high: card.high, low: card.low } } : {}),
+    ...(card?.ball !== undefined ? { ball: { minScore: card.ball } } : {}),
+  };
 }

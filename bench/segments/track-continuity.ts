@@ -20,18 +20,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { DEFAULT_MODEL_PATH } from '../../core/src/workers/detect/handler.ts';
-import {
-  modelCardThresholds,
-  pitchRegionOf,
-  type TrackOptions,
-  type TracksFile,
-  trackClip,
-} from '../../core/src/workers/track/index.ts';
+import { type TracksFile, trackClip } from '../../core/src/workers/track/index.ts';
 import { syntheticClip } from '../workers/synthetic-clip.ts';
 import { boundarySwitches } from './boundary-switches.ts';
 import { splitDetections } from './split-detections.ts';
-import { stageDetections } from './stage-detections.ts';
+import { stageDetections, stageTrackOptions } from './stage-detections.ts';
 import { trackSegments } from './track-segments.ts';
 
 const { values } = parseArgs({
@@ -47,14 +40,7 @@ const loadBefore = loadavg();
 const clip = await syntheticClip(Number(values.seed), Number(values.duration));
 const fps = Number(values.fps);
 const { path: detectionsPath, detections, detect } = await stageDetections(clip, fps);
-const card = await modelCardThresholds(DEFAULT_MODEL_PATH, detections.header.model.sha256);
-const options: TrackOptions = {
-  lostTrackBufferAt30Fps: 30,
-  interpolateGapFrames: 20,
-  pitchRegion: pitchRegionOf(clip.venue, clip.width, clip.height) ?? undefined,
-  ...(card ? { modelCardThresholds: { high: card.high, low: card.low } } : {}),
-  ...(card?.ball !== undefined ? { ball: { minScore: card.ball } } : {}),
-};
+const options = await stageTrackOptions(clip, detections);
 const times = detections.frames.map((f) => f.tMs);
 
 const runs = [];
