@@ -81,8 +81,12 @@ describe('the ball track across a match segment boundary', () => {
     expect(alone.summary.rejected.static).toBe(0);
   });
 
-  it('starts the ball fresh after a gap in the match, and from a carry written before the ball was carried', () => {
+  it('starts the ball fresh after a gap in the match, at another analysis rate, and from a carry written before the ball was carried', () => {
     expect(trackCarryAcrossGap(carry, 2, FPS).ball).toBeUndefined();
+    const otherRate = { ...carry, ball: { ...carry.ball!, analysisFps: 5 } };
+    const restarted = trackClip(segment(1), { ...options, segment: { carry: otherRate } }).ballTrack;
+    expect(restarted.frames[0]).toMatchObject({ state: 'detected', x: MARK_X });
+    expect(restarted.options.contextFrames).toBe(0);
     const { ball: _ball, ...older } = carry;
     const fresh = trackClip(segment(1), { ...options, segment: { carry: trackCarrySchema.parse(older) } }).ballTrack;
     expect(fresh.frames[0]).toMatchObject({ state: 'detected', x: MARK_X });

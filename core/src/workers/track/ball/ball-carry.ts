@@ -11,10 +11,13 @@ const finite = z.number().finite();
  * boundary stays one tracklet (its detections count together; a gap across the boundary is
  * interpolated), and the static-mark filter sees a full window at the segment's start.
  *
- * `frameTimesS`: the carried frames' times in seconds relative to the next segment's start (negative,
- * ascending, one analysed-frame step apart). `candidates[].frame`: index into `frameTimesS`.
+ * `analysisFps`: the rate of the carried frames (a segment analysed at another rate starts fresh: the
+ * motion model's step would be wrong). `frameTimesS`: the carried frames' times in seconds relative
+ * to the next segment's start (negative, ascending, one analysed-frame step apart).
+ * `candidates[].frame`: index into `frameTimesS`.
  */
 export const ballCarrySchema = z.object({
+  analysisFps: z.number().positive(),
   frameTimesS: z.array(finite),
   candidates: z.array(
     z.object({
@@ -53,6 +56,7 @@ export function ballCarryOf(
 ): BallCarry {
   const first = Math.max(0, frameTimesS.length - Math.round(BALL_CARRY_S * fps));
   return {
+    analysisFps: fps,
     frameTimesS: frameTimesS.slice(first).map((t) => Math.round((t - segmentDurationS) * 1e6) / 1e6),
     candidates: candidates
       .filter((c) => c.frame >= first && c.score >= minScore)

@@ -6,7 +6,10 @@ import { type BallTrackOptions, trackBall } from './ball-tracker.ts';
 
 /** Options of {@link ballTrackFromDetections}. */
 export type BallTrackFromDetectionsOptions = Omit<BallTrackOptions, 'fps' | 'frameWidthPx' | 'contextFrames'> & {
-  /** The previous segment's end (a match's segment after the first); absent: the clip stands alone. */
+  /**
+   * The previous segment's end (a match's segment after the first); absent: the clip stands alone.
+   * Used only when it was analysed at the file's rate.
+   */
   context?: BallCarry | null;
 };
 
@@ -20,7 +23,9 @@ export function ballTrackFromDetections(
   detections: DetectionsFile,
   options: BallTrackFromDetectionsOptions = {},
 ): { ballTrack: BallTrackFile; carry: BallCarry } {
-  const { context, people: ownPeople, ...trackOptions } = options;
+  const { context: carried, people: ownPeople, ...trackOptions } = options;
+  const fps = detections.header.analysisFps;
+  const context = carried && carried.analysisFps === fps ? carried : null;
   const contextFrames = context?.frameTimesS.length ?? 0;
   const candidates: BallCandidate[] = context ? context.candidates.map((c) => ({ ...c })) : [];
   const times: number[] = context ? [...context.frameTimesS] : [];
@@ -38,7 +43,6 @@ export function ballTrackFromDetections(
     }
   });
   const people = ownPeople && contextFrames > 0 ? shiftKeys(ownPeople, contextFrames) : ownPeople;
-  const fps = detections.header.analysisFps;
   const { frames, summary } = trackBall(candidates, times, {
     ...trackOptions,
     ...(people ? { people } : {}),
