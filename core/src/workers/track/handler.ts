@@ -29,7 +29,7 @@ import { writeBallTrackFile } from './ball/ball-track-format.ts';
 import { modelCardThresholds } from './model-card.ts';
 import { pitchRegionOf } from './pitch-region.ts';
 import { trackClip, writeTracksFile } from './run-track.ts';
-import { trackCarryAcrossGap, trackCarrySchema } from './tracker-carry.ts';
+import { trackCarryAcrossGap, trackCarryAtRate, trackCarrySchema } from './tracker-carry.ts';
 
 /** The repository's default detector (its model card, `metrics.json`, sits beside it). */
 const DEFAULT_MODEL_PATH = fileURLToPath(
@@ -75,7 +75,9 @@ export const trackEnvSchema = z.object({
  * long enough, `calibration_invalid` for a venue.json that does not validate.
  *
  * A segment of a match job (`task.segment`, issue #18) continues from the `track-carry` of the
- * previous segment (ByteTracker state, thresholds: ids hold across the boundary), writes its files
+ * previous segment (ByteTracker state, thresholds, the ball tracker's last 2 s: ids hold across the
+ * boundary; the tracks end there, ids going on, after a gap or when that segment was analysed at
+ * another rate — stat `carriedAnalysisFps`, a warning in the log), writes its files
  * under `…/segment-00000k/` with `segment` in tracks.json, adds its own `track-carry` to the
  * outputs, and never fails with `no_tracks`; `carry_missing` / `carry_invalid` (not retriable).
  */
@@ -92,7 +94,14 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
       return withWorkDir(async (dir) => {
         const detections = await readDetectionsFile(await io.openInput(input, dir, signal));
         const carried = await readCarry(task, trackCarrySchema, io, dir, signal);
-        const carry = carried && trackCarryAcrossGap(carried, task.segment?.gap_s ?? 0, detections.header.analysisFps);
+        const fps = detections.header.analysisFps;
+        const carry = carried && trackCarryAtRate(trackCarryAcrossGap(carried, task.segment?.gap_s ?? 0, fps), fps);
+        if (carried?.analysisFps !== undefined && carried.analysisFps !== fps) {
+          context.logger?.warn(
+            { match: task.match_id, segment: task.segment?.index, carriedFps: carried.analysisFps, fps },
+            'track: the previous segment was analysed at another rate; its tracks end here (ids go on)',
+          );
+        }
         let venue: VenueCalibration | undefined;
         if (venueRef) {
           const text = await readFile(await io.openInput(venueRef, dir, signal), 'utf8');
@@ -188,6 +197,9 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             pitchRegion: pitchRegion ? 1 : 0,
             ballCoverage: clip.ballTrack.summary.coverage,
             ...(task.segment ? { segment: task.segment.index, nextTrackId: clip.carry.tracker.nextId } : {}),
+            ...(carried?.analysisFps !== undefined && carried.analysisFps !== fps
+              ? { carriedAnalysisFps: carried.analysisFps }
+              : {}),
           },
         };
       }, ioConfig.workDir);

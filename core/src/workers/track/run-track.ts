@@ -244,6 +244,7 @@ export function trackClip(
       ball: ballCarry,
       thresholds,
       matchFrames: (carried?.matchFrames ?? 0) + detections.frames.length,
+      analysisFps: fps,
     },
   };
 }

@@ -40,6 +40,8 @@ export const trackCarrySchema = z.object({
   }),
   /** Analysed frames of the match so far (the next segment's first frame is this match frame). */
   matchFrames: z.number().int().nonnegative(),
+  /** The rate the segment was analysed at (absent in carries written before 2026-11-29). */
+  analysisFps: z.number().positive().optional(),
 });
 export type TrackCarry = z.output<typeof trackCarrySchema>;
 
@@ -62,4 +64,17 @@ export function trackCarryAcrossGap(carry: TrackCarry, gapS: number, fps: number
     ball: undefined,
     matchFrames: carry.matchFrames + skipped,
   };
+}
+
+/**
+ * The carry for a segment analysed at `fps` when the previous one was analysed at another rate (two
+ * workers configured differently, a setting changed during the match): the Kalman states' velocities
+ * are per analysed frame and the lost buffers count frames, so the tracks end there — ids go on (none
+ * is reused), the thresholds stay, and the ball starts fresh (`BallCarry.analysisFps` says so too).
+ *
+ * @returns `carry` itself when the rates agree or the carry does not say its rate.
+ */
+export function trackCarryAtRate(carry: TrackCarry, fps: number): TrackCarry {
+  if (carry.analysisFps === undefined || carry.analysisFps === fps) return carry;
+  return { ...carry, tracker: { ...carry.tracker, tracks: [] }, ball: undefined };
 }

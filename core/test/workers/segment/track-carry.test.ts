@@ -187,6 +187,33 @@ describe('track over a match segment by segment', () => {
     expect((refused as PolyvisionError).code).toBe('carry_invalid');
   });
 
+  it('ends the tracks (ids going on) when the previous segment was analysed at another rate', async () => {
+    // Segment 1 analysed at 5 fps (another worker's setting) after segment 0 at 10: every other frame.
+    const tenFps = segmentDetections(1);
+    const fiveFps: DetectionsFile = {
+      header: { ...tenFps.header, analysisFps: FPS / 2 },
+      frames: tenFps.frames.filter((_, k) => k % 2 === 0).map((f, k) => ({ ...f, frame: k })),
+    };
+    const input = await storeFile(
+      join(root, 'store'),
+      'org-1/match-1/detect/five-fps/segment-000001/detections.jsonl',
+      detectionsText(fiveFps),
+      'detections',
+    );
+    const result = await runStage(handler(), {
+      ...segmentTask('track', [input, carries[0]!], segmentOf(1, SEGMENTS, SEGMENT_S)),
+      model_version: 'five-fps',
+    });
+    expect(result.stats?.carriedAnalysisFps).toBe(FPS);
+    const after = await readTracksFile(
+      join(root, 'store', result.outputs.find((o) => o.kind === 'tracks')!.object_key),
+    );
+    const before = tracks[0]!.tracks.filter((t) => t.class !== 'ball').map((t) => t.id);
+    const people = after.tracks.filter((t) => t.class !== 'ball');
+    expect(people).toHaveLength(PLAYERS);
+    for (const t of people) expect(t.id).toBeGreaterThan(Math.max(...before));
+  });
+
   it('starts fresh when no earlier segment went through (carry_from null), instead of carry_missing', async () => {
     const result = await runStage(handler(), {
       ...segmentTask('track', [detections[1]!], { ...segmentOf(1, SEGMENTS, SEGMENT_S), carry_from: null, gap_s: 0 }),
