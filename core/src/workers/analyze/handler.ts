@@ -16,11 +16,12 @@ import { readCarry, writeCarry } from '../segment/carry.ts';
 import { matchOutputKey } from '../segment/segment-output-key.ts';
 import { readTracksFile } from '../track/tracks-format.ts';
 import { accumulateMatchAnalytics, matchAnalyticsCarrySchema, writeMatchAnalytics } from './match-analytics.ts';
-import { type AnalyzeCollected, runAnalyze } from './run-analyze.ts';
+import { type AnalyzeCollected, runAnalyze, tracksCarryColours } from './run-analyze.ts';
 
 /**
- * Builds the analyze stage: reads `tracks`, the `panorama` (or `camera`) for
- * jersey colours and, when present, the venue calibration (kind
+ * Builds the analyze stage: reads `tracks`, the jersey colours the detect stage measured and the
+ * track stage kept with each box (files since 2026-11-29) — else the `panorama` (or `camera`),
+ * decoded for them — and, when present, the venue calibration (kind
  * `calibration`, or any input whose key ends in `venue.json`); writes
  * `summary.json` (kind `analytics`) and heatmaps (kind `heatmap`). Without a
  * calibration, figures are in image pixels.
@@ -68,7 +69,8 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             ? null
             : await runAnalyze({
                 tracks,
-                videoPath: await io.openInput(videoRef, dir, signal),
+                // Tracks with the detect stage's colours need no video: it is not even fetched.
+                ...(tracksCarryColours(tracks) ? {} : { videoPath: await io.openInput(videoRef, dir, signal) }),
                 venue,
                 outputDir,
                 collect,

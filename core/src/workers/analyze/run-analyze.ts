@@ -2,18 +2,22 @@ import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { VenueCalibration } from '@polyvision/shared';
 import { PolyvisionError } from '@polyvision/shared';
+import { TORSO_MEAN_RGB } from '../detect/detections-format.ts';
 import { type MediaBinaries, probeVideo, readVideoFrames } from '../detect/frames/index.ts';
 import type { TracksFile } from '../track/tracks-format.ts';
 import { type AnalyticsWarning, teamBalance } from './analytics-warnings.ts';
 import { type HeatmapOptions, occupancyGrid, renderHeatmapPng } from './heatmap.ts';
 import { type KinematicsOptions, type TrackKinematics, trackKinematics } from './kinematics.ts';
 import { imageSpace, type PositionSpace, pitchSpace } from './pitch-space.ts';
-import { assignTeams, sampleJerseyColours, type TeamLabel } from './team-colours.ts';
+import { assignTeams, sampleJerseyColours, storedJerseyColours, type TeamLabel } from './team-colours.ts';
 
 /** Parameters of {@link runAnalyze}. */
 export interface RunAnalyzeParams {
   tracks: TracksFile;
-  /** The panorama the tracks come from; needed for team colours (skipped without it). */
+  /**
+   * The panorama the tracks come from, decoded for team colours when the tracks do not carry the
+   * colours the detect stage measured (`tracksCarryColours`); without either, no teams.
+   */
   videoPath?: string;
   /** Venue calibration; without it positions stay in image pixels. */
   venue?: VenueCalibration;
@@ -21,7 +25,10 @@ export interface RunAnalyzeParams {
   outputDir: string;
   kinematics?: KinematicsOptions;
   heatmap?: HeatmapOptions;
-  /** Frames per second decoded to sample jersey colours (3: a stable median per track; 1 split the demo 8 v 11). @defaultValue 3 */
+  /**
+   * Frames per second whose jersey colours are sampled — decoded, or taken from the tracks' stored
+   * colours (3: a stable median per track; 1 split the demo 8 v 11). @defaultValue 3
+   */
   colourSampleFps?: number;
   signal?: AbortSignal;
   onProgress?: (fraction: number) => void;
@@ -31,6 +38,15 @@ export interface RunAnalyzeParams {
    * (`match-analytics.ts`): colour samples and positions per track, the space and grid cell size.
    */
   collect?: Partial<AnalyzeCollected>;
+}
+
+/**
+ * Whether the tracks carry the jersey colours the detect stage measured (`TrackFrame.torso`, header
+ * `torsoColour`), so that the analyze stage need not decode the video: detections files written since
+ * 2026-11-29.
+ */
+export function tracksCarryColours(tracks: TracksFile): boolean {
+  return tracks.detections.torsoColour === TORSO_MEAN_RGB;
 }
 
 /** What {@link runAnalyze} hands a caller through `collect`. */
@@ -126,11 +142,16 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
   );
   if (exists) throw new PolyvisionError('output_exists', `${params.outputDir} already exists`);
 
-  // Team colours from frames sampled at a low rate.
+  // Team colours from frames sampled at a low rate: as the detect stage measured them, else decoded.
   const samples = new Map<number, [number, number, number][]>();
-  if (params.videoPath) {
+  const sampleFps = params.colourSampleFps ?? 3;
+  const stored = tracksCarryColours(tracks);
+  if (stored) {
+    const tick = (frame: number) => Math.floor((frame * sampleFps) / fps);
+    storedJerseyColours(people, samples, (frame) => frame === 0 || tick(frame) !== tick(frame - 1));
+    params.onProgress?.(0.8);
+  } else if (params.videoPath) {
     const info = await probeVideo(params.videoPath, { signal, binaries: params.binaries, minDurationMs: 0 });
-    const sampleFps = params.colourSampleFps ?? 3;
     const expected = Math.max(1, Math.floor((info.durationMs / 1000) * sampleFps));
     for await (const frame of readVideoFrames(params.videoPath, {
       info,
@@ -165,7 +186,7 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
     people.map((t) => t.id),
     { playerIds },
   );
-  if (!params.videoPath) {
+  if (!params.videoPath && !stored) {
     warnings.push({ code: 'no_colours', message: 'no video to sample jersey colours from: no teams' });
   } else if (!teams.colours.A) {
     warnings.push({

@@ -1,4 +1,5 @@
 import { kmeans } from 'ml-kmeans';
+import { measureTorso, type Rgb } from '../detect/appearance.ts';
 import type { RawFrame } from '../detect/frames/read-frames.ts';
 import type { Track } from '../track/tracks-format.ts';
 
@@ -14,9 +15,9 @@ export interface TeamAssignment {
 }
 
 /**
- * Collects jersey colour samples: for each track seen in `frame`, the mean
- * RGB of the torso (20–50 % of the box height, middle half of its width),
- * leaving out grass-green pixels.
+ * Collects jersey colour samples from a decoded frame: for each track seen in `frame`, the mean RGB
+ * of the torso (`measureTorso`: 20–50 % of the box height, middle half of its width, grass-green
+ * pixels left out).
  *
  * @param frame - a BGR frame, possibly decoded smaller than the source.
  * @param frameIndex - the analysed frame (of the tracks) it shows.
@@ -28,46 +29,49 @@ export function sampleJerseyColours(
   frameIndex: number,
   sourceWidth: number,
   tracks: readonly Track[],
-  samples: Map<number, [number, number, number][]>,
+  samples: Map<number, Rgb[]>,
 ): void {
-  const { width, height, data } = frame;
-  const sx = width / sourceWidth;
-  for (const track of tracks) {
-    if (track.class !== 'player' && track.class !== 'goalkeeper') continue;
+  const scale = frame.width / sourceWidth;
+  for (const track of jerseyTracks(tracks)) {
     const f = track.frames.find((k) => k.frame === frameIndex && !k.interpolated);
-    if (!f) continue;
-    const [x1, y1, x2, y2] = f.box.map((v) => v * sx) as [number, number, number, number];
-    const bw = x2 - x1;
-    const bh = y2 - y1;
-    const left = Math.max(0, Math.floor(x1 + bw * 0.25));
-    const right = Math.min(width - 1, Math.ceil(x2 - bw * 0.25));
-    const top = Math.max(0, Math.floor(y1 + bh * 0.2));
-    const bottom = Math.min(height - 1, Math.ceil(y1 + bh * 0.5));
-    let r = 0;
-    let g = 0;
-    let b = 0;
-    let n = 0;
-    for (let y = top; y <= bottom; y++) {
-      for (let x = left; x <= right; x++) {
-        const o = (y * width + x) * 3;
-        const B = data[o]!;
-        const G = data[o + 1]!;
-        const R = data[o + 2]!;
-        if (G > R + 15 && G > B + 15) continue; // grass
-        r += R;
-        g += G;
-        b += B;
-        n += 1;
+    const colour = f && measureTorso(frame, f.box, scale).meanRgb;
+    if (colour) addSample(samples, track.id, colour);
+  }
+}
+
+/**
+ * Collects the jersey colours the detect stage measured in the frames it analysed and the track stage
+ * kept with each box (`TrackFrame.torso`, the same `measureTorso` mean): no video to decode.
+ *
+ * @param samples - track id → list of mean colours (appended to).
+ * @param sampled - which analysed frames to take (all by default).
+ * @returns how many samples were added.
+ */
+export function storedJerseyColours(
+  tracks: readonly Track[],
+  samples: Map<number, Rgb[]>,
+  sampled: (frame: number) => boolean = () => true,
+): number {
+  let added = 0;
+  for (const track of jerseyTracks(tracks)) {
+    for (const f of track.frames) {
+      if (f.torso && !f.interpolated && sampled(f.frame)) {
+        addSample(samples, track.id, f.torso);
+        added += 1;
       }
     }
-    if (n < 4) continue;
-    let list = samples.get(track.id);
-    if (!list) {
-      list = [];
-      samples.set(track.id, list);
-    }
-    list.push([r / n, g / n, b / n]);
   }
+  return added;
+}
+
+/** Tracks whose shirt says their team: players and goalkeepers (referees are apart by class). */
+const jerseyTracks = (tracks: readonly Track[]) =>
+  tracks.filter((t) => t.class === 'player' || t.class === 'goalkeeper');
+
+function addSample(samples: Map<number, Rgb[]>, id: number, colour: Rgb): void {
+  const list = samples.get(id);
+  if (list) list.push(colour);
+  else samples.set(id, [colour]);
 }
 
 /** Options of {@link assignTeams}. */

@@ -18,17 +18,29 @@ export const HISTOGRAM_BINS_PER_CHANNEL = 4;
  */
 export const TORSO_MIN_BOX_HEIGHT_PX = 14;
 
+/** An RGB colour, each channel 0–255. */
+export type Rgb = [number, number, number];
+
+/** What {@link measureTorso} finds in one person box. */
+export interface TorsoColours {
+  /** See {@link torsoHistogram}. */
+  histogram: Float32Array | null;
+  /**
+   * The torso's mean colour (RGB, rounded to integers): the jersey colour the analyze stage splits
+   * teams by. Null when fewer than 4 torso pixels remain; measured for boxes of any height.
+   */
+  meanRgb: Rgb | null;
+}
+
 /**
- * A person's appearance: the colour histogram (4 × 4 × 4 RGB bins, L1-normalised) of the torso —
- * 20–50 % of the box height, the middle half of its width, where the shirt is — leaving out
- * grass-green pixels. Cheap enough for every box of every analysed frame.
+ * A person's torso — 20–50 % of the box height, the middle half of its width, where the shirt is —
+ * leaving out grass-green pixels (G above both R and B by more than 15), measured in one pass: its
+ * colour histogram and its mean colour.
  *
+ * @param frame - packed BGR.
  * @param box - in source pixels; `scale` maps them to `frame` pixels (frame width / source width).
- * @returns null for a box under {@link TORSO_MIN_BOX_HEIGHT_PX} source pixels, or when fewer than
- *   8 torso pixels remain in the frame (tiny or off-frame boxes).
  */
-export function torsoHistogram(frame: BgrFrame, box: BoxXyxy, scale = 1): Float32Array | null {
-  if (box[3] - box[1] < TORSO_MIN_BOX_HEIGHT_PX) return null;
+export function measureTorso(frame: BgrFrame, box: BoxXyxy, scale = 1): TorsoColours {
   const [x1, y1, x2, y2] = box.map((v) => v * scale) as [number, number, number, number];
   const bw = x2 - x1;
   const bh = y2 - y1;
@@ -39,6 +51,9 @@ export function torsoHistogram(frame: BgrFrame, box: BoxXyxy, scale = 1): Float3
   const k = HISTOGRAM_BINS_PER_CHANNEL;
   const histogram = new Float32Array(k * k * k);
   let n = 0;
+  let sumR = 0;
+  let sumG = 0;
+  let sumB = 0;
   for (let y = top; y <= bottom; y++) {
     for (let x = left; x <= right; x++) {
       const o = (y * frame.width + x) * 3;
@@ -47,12 +62,31 @@ export function torsoHistogram(frame: BgrFrame, box: BoxXyxy, scale = 1): Float3
       const r = frame.data[o + 2]!;
       if (g > r + 15 && g > b + 15) continue; // grass
       histogram[(((r * k) >> 8) * k + ((g * k) >> 8)) * k + ((b * k) >> 8)]! += 1;
+      sumR += r;
+      sumG += g;
+      sumB += b;
       n += 1;
     }
   }
-  if (n < 8) return null;
-  for (let i = 0; i < histogram.length; i++) histogram[i]! /= n;
-  return histogram;
+  const tallEnough = box[3] - box[1] >= TORSO_MIN_BOX_HEIGHT_PX;
+  if (tallEnough && n >= 8) for (let i = 0; i < histogram.length; i++) histogram[i]! /= n;
+  return {
+    histogram: tallEnough && n >= 8 ? histogram : null,
+    meanRgb: n >= 4 ? [Math.round(sumR / n), Math.round(sumG / n), Math.round(sumB / n)] : null,
+  };
+}
+
+/**
+ * A person's appearance: the colour histogram (4 × 4 × 4 RGB bins, L1-normalised) of the torso
+ * ({@link measureTorso}). Cheap enough for every box of every analysed frame.
+ *
+ * @param box - in source pixels; `scale` maps them to `frame` pixels (frame width / source width).
+ * @returns null for a box under {@link TORSO_MIN_BOX_HEIGHT_PX} source pixels, or when fewer than
+ *   8 torso pixels remain in the frame (tiny or off-frame boxes).
+ */
+export function torsoHistogram(frame: BgrFrame, box: BoxXyxy, scale = 1): Float32Array | null {
+  if (box[3] - box[1] < TORSO_MIN_BOX_HEIGHT_PX) return null;
+  return measureTorso(frame, box, scale).histogram;
 }
 
 /**

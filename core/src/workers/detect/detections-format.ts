@@ -30,12 +30,19 @@ import { DETECTION_CLASSES } from './detect-options.ts';
  * in ms (its pts, not `frame / analysisFps`); `box` is in source (panorama)
  * pixels, x right and y down, rounded to 0.1 px; `score` in [0, 1]; a person's
  * `appearance` (optional) is its torso colour histogram in that very frame (appearance.ts),
- * which the track stage uses instead of decoding the video a second time.
+ * which the track stage uses instead of decoding the video a second time, and `torso` (optional)
+ * its torso's mean colour, which the track stage keeps with the box and the analyze stage splits
+ * teams by, instead of decoding the video again.
  */
 export const DETECTIONS_FORMAT = 'polyvision.detections';
 
 /** `DetectionsHeader.appearance` of a file whose person boxes carry `torsoHistogram`s. */
 export const TORSO_APPEARANCE = 'torso-rgb-64';
+
+/** `DetectionsHeader.torsoColour` of a file whose person boxes carry `measureTorso`'s mean colour. */
+export const TORSO_MEAN_RGB = 'torso-mean-rgb';
+
+const rgb = z.tuple([z.number().int(), z.number().int(), z.number().int()]);
 
 export const DetectionSchema = z.object({
   class: z.enum(DETECTION_CLASSES),
@@ -46,6 +53,11 @@ export const DetectionSchema = z.object({
    * `encodeHistogram`); absent for the ball, boxes too small to measure, and files written before it.
    */
   appearance: z.string().optional(),
+  /**
+   * A person's torso mean colour, RGB 0–255, in the frame the detector saw (`measureTorso`); absent
+   * for the ball, boxes with fewer than 4 torso pixels, and files written before 2026-11-29.
+   */
+  torso: rgb.optional(),
 });
 export type Detection = z.output<typeof DetectionSchema>;
 
@@ -89,6 +101,8 @@ export const DetectionsHeaderSchema = z.object({
    * `torsoHistogram`); a box without one was too small to measure. Absent: not measured.
    */
   appearance: z.literal(TORSO_APPEARANCE).optional(),
+  /** `torso-mean-rgb` when the producer measured each person box's `torso` colour. Absent: not measured. */
+  torsoColour: z.literal(TORSO_MEAN_RGB).optional(),
 });
 export type DetectionsHeader = z.output<typeof DetectionsHeaderSchema>;
 
@@ -119,6 +133,7 @@ export function formatFrameLine(frame: FrameDetections): string {
       score: Math.round(d.score * 1e4) / 1e4,
       box: d.box.map(round1),
       ...(d.appearance !== undefined ? { appearance: d.appearance } : {}),
+      ...(d.torso !== undefined ? { torso: d.torso } : {}),
     })),
   })}\n`;
 }

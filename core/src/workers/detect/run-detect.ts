@@ -3,9 +3,9 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { PolyvisionError } from '@polyvision/shared';
-import { encodeHistogram, torsoHistogram } from './appearance.ts';
+import { encodeHistogram, measureTorso } from './appearance.ts';
 import type { Detection, DetectionsHeader } from './detections-format.ts';
-import { DETECTIONS_FORMAT, formatFrameLine, TORSO_APPEARANCE } from './detections-format.ts';
+import { DETECTIONS_FORMAT, formatFrameLine, TORSO_APPEARANCE, TORSO_MEAN_RGB } from './detections-format.ts';
 import type { Detector, PreparedBatch } from './detector.ts';
 import { type MediaBinaries, probeVideo, type RawFrame, readFramesAt, readVideoFrames } from './frames/index.ts';
 import { modelLooksWrong, type ScoreStats } from './model-sanity.ts';
@@ -133,6 +133,7 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
     },
     classes: [...new Set(Object.values(detector.options.classMap))],
     appearance: TORSO_APPEARANCE,
+    torsoColour: TORSO_MEAN_RGB,
   };
   const temporary = `${params.outputPath}.${process.pid}.${Date.now()}.part`;
   const body = `${temporary}.frames`;
@@ -236,15 +237,19 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
 }
 
 /**
- * The person boxes of a frame with their torso colours measured in the decoded frame the detector
- * saw (`frame` may be scaled from the source: boxes, in source pixels, are scaled by its width over
- * `sourceWidthPx`).
+ * The person boxes of a frame with their torso colours (histogram and mean, `measureTorso`) measured
+ * in the decoded frame the detector saw (`frame` may be scaled from the source: boxes, in source
+ * pixels, are scaled by its width over `sourceWidthPx`).
  */
 function withAppearance(list: Detection[], frame: RawFrame, sourceWidthPx: number): Detection[] {
   const scale = frame.width / sourceWidthPx;
   return list.map((d) => {
     if (d.class === 'ball') return d;
-    const histogram = torsoHistogram(frame, d.box, scale);
-    return histogram ? { ...d, appearance: encodeHistogram(histogram) } : d;
+    const { histogram, meanRgb } = measureTorso(frame, d.box, scale);
+    return {
+      ...d,
+      ...(histogram ? { appearance: encodeHistogram(histogram) } : {}),
+      ...(meanRgb ? { torso: meanRgb } : {}),
+    };
   });
 }

@@ -160,13 +160,14 @@ export function trackClip(
         entry = { frames: [], classScores: new Map() };
         byId.set(out.trackId, entry);
       }
-      const cls = own[out.detectionIndex]!.class;
-      entry.classScores.set(cls, (entry.classScores.get(cls) ?? 0) + out.score);
+      const detection = own[out.detectionIndex]!;
+      entry.classScores.set(detection.class, (entry.classScores.get(detection.class) ?? 0) + out.score);
       entry.frames.push({
         frame: frame.frame,
         tMs: frame.tMs,
         box: out.box.map(round1) as BoxXyxy,
         score: round4(out.score),
+        ...(detection.torso ? { torso: detection.torso } : {}),
       });
     }
     if ((done + 1) % 50 === 0) onProgress?.((0.9 * (done + 1)) / total);

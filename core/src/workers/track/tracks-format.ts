@@ -27,6 +27,11 @@ export const TrackFrameSchema = z.object({
   box: z.tuple([z.number(), z.number(), z.number(), z.number()]),
   score: z.number().min(0).max(1),
   interpolated: z.boolean().optional(),
+  /**
+   * The torso's mean colour (RGB 0–255) that the detect stage measured for the box this frame took
+   * (`Detection.torso`); absent on interpolated frames and when not measured.
+   */
+  torso: z.tuple([z.number().int(), z.number().int(), z.number().int()]).optional(),
 });
 export type TrackFrame = z.output<typeof TrackFrameSchema>;
 

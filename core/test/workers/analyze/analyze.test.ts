@@ -15,7 +15,9 @@ import {
   runAnalyze,
   teamBalance,
   trackKinematics,
+  tracksCarryColours,
 } from '../../../src/workers/analyze/index.ts';
+import { TORSO_MEAN_RGB } from '../../../src/workers/detect/index.ts';
 import { movingTrack, tracksFile } from '../support/tracks.ts';
 
 let dir: string;
@@ -305,6 +307,34 @@ describe('runAnalyze', () => {
     const hot = at((100 + 10 + 10 - 525) / 10, (350 - 340) / 10);
     const cold = at(0, -30);
     expect(Math.abs(hot[0]! - cold[0]!) + Math.abs(hot[2]! - cold[2]!)).toBeGreaterThan(60);
+  });
+
+  it('splits teams by the colours the detect stage stored with the boxes, with no video to decode', async () => {
+    const red: [number, number, number] = [200, 30, 30];
+    const blue: [number, number, number] = [30, 40, 190];
+    const players = [100, 250, 400, 600, 750, 900].map((x, i) => {
+      const track = movingTrack(i + 1, 'player', 50, (f) => [x + 10 + f * 0.4, 325]);
+      // Colours on every frame, a little noisy; none on interpolated frames (they have no box of their own).
+      track.frames.forEach((f, k) => {
+        if (k % 7 === 3) f.interpolated = true;
+        else f.torso = (i < 3 ? red : blue).map((v) => v + (k % 5) - 2) as [number, number, number];
+      });
+      return track;
+    });
+    const tracks = tracksFile(players, 50, 25, 1050, 680);
+    tracks.detections = { ...tracks.detections, torsoColour: TORSO_MEAN_RGB };
+    expect(tracksCarryColours(tracks)).toBe(true);
+    const summary = await runAnalyze({ tracks, venue: venue(), outputDir: join(dir, 'analytics-stored') });
+    const teamOf = (id: number) => summary.players.find((p) => p.trackId === id)!.team;
+    expect(new Set([1, 2, 3].map(teamOf)).size).toBe(1);
+    expect(new Set([4, 5, 6].map(teamOf)).size).toBe(1);
+    expect(teamOf(1)).not.toBe(teamOf(4));
+    expect(teamOf(1)).not.toBe('other');
+    expect(summary.warnings).toEqual([]);
+    // Without the header's word the stored colours are not trusted: no video, no teams.
+    const older = { ...tracks, detections: { ...tracks.detections, torsoColour: undefined } };
+    const without = await runAnalyze({ tracks: older, venue: venue(), outputDir: join(dir, 'analytics-older') });
+    expect(without.warnings.map((w) => w.code)).toContain('no_colours');
   });
 
   it('works in image pixels without a calibration and refuses no tracks', async () => {

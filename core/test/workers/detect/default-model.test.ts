@@ -16,10 +16,12 @@ import {
   decodeHistogram,
   histogramDistance,
   iou,
+  measureTorso,
   probeVideo,
   readDetectionsFile,
   readVideoFrames,
   runDetect,
+  TORSO_MEAN_RGB,
 } from '../../../src/workers/detect/index.ts';
 import { detectionQuality } from '../../../src/workers/quality/index.ts';
 import { appearanceFeatures } from '../../../src/workers/track/index.ts';
@@ -106,6 +108,23 @@ describe('default player detector', () => {
       expect(summary.header.tiling?.scale).toBe(1);
       expect(distances.length).toBeGreaterThan(0.9 * people.length);
       expect(Math.max(...distances)).toBeLessThan(0.01);
+
+      // …and their torso's mean colour (the analyze stage's jersey colour), as the same boxes measure
+      // on the video decoded again (within the decoders' rounding, as the histograms above): the
+      // analyze stage need not decode it again.
+      expect(summary.header.torsoColour).toBe(TORSO_MEAN_RGB);
+      expect(people.filter((d) => d.torso !== undefined).length).toBeGreaterThan(0.9 * people.length);
+      const info = await probeVideo(inputPath);
+      const channelErrors: number[] = [];
+      for await (const frame of readVideoFrames(inputPath, { info, fps: 5, minDecodedShare: 0 })) {
+        const analysed = detections.frames.find((f) => Math.abs(f.tMs - frame.timeMs) <= 20);
+        for (const d of analysed?.detections ?? []) {
+          const again = d.class === 'ball' ? null : measureTorso(frame, d.box).meanRgb;
+          if (again && d.torso) channelErrors.push(...again.map((v, c) => Math.abs(v - d.torso![c]!)));
+        }
+      }
+      expect(channelErrors.length).toBeGreaterThan(0.9 * 3 * people.length);
+      expect(Math.max(...channelErrors)).toBeLessThanOrEqual(3);
     } finally {
       await detector.close();
     }

@@ -10,7 +10,7 @@ import {
   matchTeams,
   type PlayerSummary,
 } from '../../../src/workers/analyze/index.ts';
-import { LocalArtifactIo } from '../../../src/workers/detect/index.ts';
+import { LocalArtifactIo, TORSO_MEAN_RGB } from '../../../src/workers/detect/index.ts';
 import { makeClip } from '../support/media.ts';
 import { movingTrack, tracksFile } from '../support/tracks.ts';
 import { runStage, segmentOf, segmentTask, storeFile } from './support.ts';
@@ -108,6 +108,50 @@ describe('analyze accumulates over a match segment by segment', () => {
     const summary = JSON.parse(await readFile(join(store, match.object_key), 'utf8')) as MatchAnalyticsSummary;
     expect(summary).toMatchObject({ segments: 2, final: true });
     expect(summary.durationSeconds).toBeCloseTo(2 * SEGMENT_S, 1);
+  });
+
+  it('never fetches the panorama when the tracks carry the colours detect measured', async () => {
+    const handler = createStageHandler({ env: { WORKER_WORK_DIR: join(root, 'work') } } as never, { io });
+    // A "panorama" that is not a video: decoding it would fail the stage.
+    const notVideo = await storeFile(store, 'org-1/match-2/segment-000000/panorama.mp4', 'not a video', 'panorama');
+    const file = (torsoColour: boolean) => {
+      const list = [1, 2].map((id) => {
+        const t = movingTrack(id, 'player', FRAMES, (f) => [40 + id * 60 + f, 90], [10, 30]);
+        for (const f of t.frames) f.torso = id === 1 ? [200, 30, 30] : [30, 30, 200];
+        return t;
+      });
+      const tracksFileOf = tracksFile(list, FRAMES, FPS, 320, 180);
+      if (torsoColour) tracksFileOf.detections = { ...tracksFileOf.detections, torsoColour: TORSO_MEAN_RGB };
+      return { ...tracksFileOf, segment: { index: 0, startS: 0, firstMatchFrame: 0 } };
+    };
+    const task = async (version: string, torsoColour: boolean) => ({
+      ...segmentTask(
+        'analyze',
+        [
+          await storeFile(
+            store,
+            `org-1/match-2/track/${version}/segment-000000/tracks.json`,
+            JSON.stringify(file(torsoColour)),
+            'tracks',
+          ),
+          notVideo,
+        ],
+        segmentOf(0, 1, SEGMENT_S),
+      ),
+      match_id: 'match-2',
+      model_version: version,
+    });
+    const result = await runStage(handler, await task('stored', true));
+    const match = result.outputs.find((o) => o.kind === 'match-analytics')!;
+    const summary = JSON.parse(await readFile(join(store, match.object_key), 'utf8')) as MatchAnalyticsSummary;
+    const [a, b] = [summary.teams.A, summary.teams.B];
+    expect([a.colour, b.colour].sort()).toEqual([
+      [200, 30, 30],
+      [30, 30, 200],
+    ]);
+    expect([...a.players, ...b.players].sort()).toEqual([1, 2]);
+    // Tracks from an older detections file: the colours come from the video, which is read (and fails here).
+    await expect(runStage(handler, await task('older', false))).rejects.toMatchObject({ code: 'input_not_video' });
   });
 });
 
