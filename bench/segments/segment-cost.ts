@@ -11,13 +11,16 @@
  * segment's upstream outputs and the stage's carry from the previous segment. The whole-clip
  * baseline runs on the same re-encoded clip. CPU = this process's threads + its reaped children
  * (ffmpeg), `/proc/self/stat`, which the host's load does not change the way it changes wall time.
+ * `analyze (decoded colours)`: the analyze stage again on the same tracks without the header's
+ * `torsoColour` (as tracks from detections files before 2026-11-29: the panorama decoded for the
+ * jersey colours), its own carries — the baseline of the stored colours, not counted in the total.
  *
  *   node bench/segments/segment-cost.ts [--segment-s 5,4] [--analysis-fps 10]
  *
  * Writes bench/results/segments-segment-cost.json.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -47,6 +50,7 @@ const { values } = parseArgs({
   },
 });
 const STAGES = ['detect', 'track', 'vcam', 'analyze', 'encode'] as const satisfies readonly Stage[];
+const DECODED = 'analyze (decoded colours)';
 const run = promisify(execFile);
 const loadBefore = loadavg();
 const clip = await syntheticClip(7, 20);
@@ -70,7 +74,13 @@ async function put(path: string, key: string, kind: string): Promise<ArtifactRef
   return { kind, storage_id: 'local', object_key: key, size_bytes: d.sizeBytes, sha256: d.sha256 };
 }
 
-function task(stage: Stage, matchId: string, inputs: ArtifactRef[], segment?: SegmentRef): StageTask {
+function task(
+  stage: Stage,
+  matchId: string,
+  inputs: ArtifactRef[],
+  segment?: SegmentRef,
+  modelVersion = 'default',
+): StageTask {
   return {
     type: 'stage.task',
     message_id: crypto.randomUUID(),
@@ -80,7 +90,7 @@ function task(stage: Stage, matchId: string, inputs: ArtifactRef[], segment?: Se
     created_at: new Date().toISOString(),
     stage,
     attempt: 1,
-    model_version: 'default',
+    model_version: modelVersion,
     inputs,
     params: {},
     ...(segment ? { segment } : {}),
@@ -97,7 +107,7 @@ async function durationOf(path: string): Promise<number> {
  * orchestrator would with one worker; returns CPU seconds per stage, summed over the parts.
  */
 async function runMatch(name: string, parts: string[], segmentS: number | null, venue: ArtifactRef) {
-  const cpu: Record<string, number> = Object.fromEntries(STAGES.map((s) => [s, 0]));
+  const cpu: Record<string, number> = Object.fromEntries([...STAGES, DECODED].map((s) => [s, 0]));
   const perSegment: Record<string, number>[] = [];
   const carries = new Map<string, ArtifactRef>();
   for (const [k, part] of parts.entries()) {
@@ -124,6 +134,34 @@ async function runMatch(name: string, parts: string[], segmentS: number | null, 
       const next = result.outputs.find((o) => o.kind === carryKind(stage));
       if (next) carries.set(stage, next);
       upstream.push(...result.outputs.filter((o) => !o.kind.endsWith('-carry')));
+      if (stage === 'analyze') {
+        // The baseline: the same tracks without the stored colours' header word, decoded.
+        const tracksRef = upstream.find((o) => o.kind === 'tracks')!;
+        const file = JSON.parse(await readFile(join(store, tracksRef.object_key), 'utf8'));
+        delete file.detections.torsoColour;
+        const stripped = join(root, `${name}-${k}-tracks-decoded.json`);
+        await writeFile(stripped, JSON.stringify(file));
+        const tracksDecoded = await put(stripped, `org/${name}/segment-${k}/decoded/tracks.json`, 'tracks');
+        const carried = carries.get(DECODED);
+        const cpu1 = cpuSeconds();
+        const again = await handlers.analyze.run({
+          task: task(
+            'analyze',
+            name,
+            [panorama, venue, tracksDecoded, ...(carried ? [carried] : [])],
+            segment,
+            'decoded-colours',
+          ),
+          signal: new AbortController().signal,
+          reportProgress: () => {},
+          logger: silentLogger,
+        });
+        const decodedCpu = cpuSeconds() - cpu1;
+        cpu[DECODED]! += decodedCpu;
+        row[DECODED] = Math.round(decodedCpu * 100) / 100;
+        const decodedCarry = again.outputs.find((o) => o.kind === carryKind('analyze'));
+        if (decodedCarry) carries.set(DECODED, decodedCarry);
+      }
     }
     perSegment.push(row);
     process.stderr.write(`${name}: part ${k + 1}/${parts.length} ${JSON.stringify(row)}\n`);
@@ -136,7 +174,9 @@ try {
   const whole = await segmentPanorama(clip.panoramaPath, 3600, join(root, 'whole'));
   const videoS = await durationOf(whole[0]!.path);
   const perVideoSecond = (cpu: Record<string, number>) => {
-    const stages = Object.fromEntries(STAGES.map((s) => [s, Math.round((cpu[s]! / videoS) * 1000) / 1000]));
+    const stages = Object.fromEntries(
+      [...STAGES, DECODED].map((s) => [s, Math.round((cpu[s]! / videoS) * 1000) / 1000]),
+    );
     const total = STAGES.reduce((sum, s) => sum + cpu[s]!, 0) / videoS;
     return {
       stages,

@@ -54,8 +54,9 @@ export const DetectionSchema = z.object({
    */
   appearance: z.string().optional(),
   /**
-   * A person's torso mean colour, RGB 0–255, in the frame the detector saw (`measureTorso`); absent
-   * for the ball, boxes with fewer than 4 torso pixels, and files written before 2026-11-29.
+   * A person's torso mean colour, RGB 0–255, in the frame the detector saw (`measureTorso`), when it
+   * saw the frame at the source size; absent for the ball, boxes with fewer than 4 torso pixels, frames
+   * decoded smaller and files written before 2026-11-29.
    */
   torso: rgb.optional(),
 });
@@ -101,7 +102,10 @@ export const DetectionsHeaderSchema = z.object({
    * `torsoHistogram`); a box without one was too small to measure. Absent: not measured.
    */
   appearance: z.literal(TORSO_APPEARANCE).optional(),
-  /** `torso-mean-rgb` when the producer measured each person box's `torso` colour. Absent: not measured. */
+  /**
+   * `torso-mean-rgb` when the producer measured each person box's `torso` colour (at the source size).
+   * Absent: not measured.
+   */
   torsoColour: z.literal(TORSO_MEAN_RGB).optional(),
 });
 export type DetectionsHeader = z.output<typeof DetectionsHeaderSchema>;

@@ -133,7 +133,10 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
     },
     classes: [...new Set(Object.values(detector.options.classMap))],
     appearance: TORSO_APPEARANCE,
-    torsoColour: TORSO_MEAN_RGB,
+    // Mean colours only from frames decoded at the source size (a single tile at scale < 1 is decoded
+    // smaller, blending a shirt of a few pixels with the grass); without them the analyze stage decodes
+    // the panorama at its size, as before.
+    ...(plan.decodeWidth === info.width ? { torsoColour: TORSO_MEAN_RGB } : {}),
   };
   const temporary = `${params.outputPath}.${process.pid}.${Date.now()}.part`;
   const body = `${temporary}.frames`;
@@ -237,9 +240,9 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
 }
 
 /**
- * The person boxes of a frame with their torso colours (histogram and mean, `measureTorso`) measured
- * in the decoded frame the detector saw (`frame` may be scaled from the source: boxes, in source
- * pixels, are scaled by its width over `sourceWidthPx`).
+ * The person boxes of a frame with their torso colours (`measureTorso`) measured in the decoded frame
+ * the detector saw (`frame` may be scaled from the source: boxes, in source pixels, are scaled by its
+ * width over `sourceWidthPx`): the histogram always, the mean colour only at the source size.
  */
 function withAppearance(list: Detection[], frame: RawFrame, sourceWidthPx: number): Detection[] {
   const scale = frame.width / sourceWidthPx;
@@ -249,7 +252,7 @@ function withAppearance(list: Detection[], frame: RawFrame, sourceWidthPx: numbe
     return {
       ...d,
       ...(histogram ? { appearance: encodeHistogram(histogram) } : {}),
-      ...(meanRgb ? { torso: meanRgb } : {}),
+      ...(meanRgb && scale === 1 ? { torso: meanRgb } : {}),
     };
   });
 }
