@@ -97,6 +97,18 @@ function task(
   };
 }
 
+/** Runs one stage task; `used` = CPU seconds of this process and its reaped children meanwhile. */
+async function timed(handler: StageHandler, stageTask: StageTask) {
+  const cpu0 = cpuSeconds();
+  const result = await handler.run({
+    task: stageTask,
+    signal: new AbortController().signal,
+    reportProgress: () => {},
+    logger: silentLogger,
+  });
+  return { result, used: cpuSeconds() - cpu0 };
+}
+
 async function durationOf(path: string): Promise<number> {
   const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', path]);
   return Number(stdout.trim());
@@ -121,14 +133,7 @@ async function runMatch(name: string, parts: string[], segmentS: number | null, 
     for (const stage of STAGES) {
       const carry = carries.get(stage);
       const inputs = [panorama, venue, ...upstream, ...(carry ? [carry] : [])];
-      const cpu0 = cpuSeconds();
-      const result = await handlers[stage].run({
-        task: task(stage, name, inputs, segment),
-        signal: new AbortController().signal,
-        reportProgress: () => {},
-        logger: silentLogger,
-      });
-      const used = cpuSeconds() - cpu0;
+      const { result, used } = await timed(handlers[stage], task(stage, name, inputs, segment));
       cpu[stage]! += used;
       row[stage] = Math.round(used * 100) / 100;
       const next = result.outputs.find((o) => o.kind === carryKind(stage));
@@ -143,20 +148,11 @@ async function runMatch(name: string, parts: string[], segmentS: number | null, 
         await writeFile(stripped, JSON.stringify(file));
         const tracksDecoded = await put(stripped, `org/${name}/segment-${k}/decoded/tracks.json`, 'tracks');
         const carried = carries.get(DECODED);
-        const cpu1 = cpuSeconds();
-        const again = await handlers.analyze.run({
-          task: task(
-            'analyze',
-            name,
-            [panorama, venue, tracksDecoded, ...(carried ? [carried] : [])],
-            segment,
-            'decoded-colours',
-          ),
-          signal: new AbortController().signal,
-          reportProgress: () => {},
-          logger: silentLogger,
-        });
-        const decodedCpu = cpuSeconds() - cpu1;
+        const decodedInputs = [panorama, venue, tracksDecoded, ...(carried ? [carried] : [])];
+        const { result: again, used: decodedCpu } = await timed(
+          handlers.analyze,
+          task('analyze', name, decodedInputs, segment, 'decoded-colours'),
+        );
         cpu[DECODED]! += decodedCpu;
         row[DECODED] = Math.round(decodedCpu * 100) / 100;
         const decodedCarry = again.outputs.find((o) => o.kind === carryKind('analyze'));

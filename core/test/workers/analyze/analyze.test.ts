@@ -6,6 +6,7 @@ import type { VenueCalibration } from '@polyvision/shared';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type AnalyticsSummary,
   applyHomography,
   assignTeams,
   imageSpace,
@@ -231,6 +232,16 @@ describe('heatmap', () => {
   });
 });
 
+/** Tracks 1–3 one team, 4–6 the other, none `other`, no warning. */
+function expectTwoTeamsOfThree(summary: AnalyticsSummary): void {
+  const teamOf = (id: number) => summary.players.find((p) => p.trackId === id)!.team;
+  expect(new Set([1, 2, 3].map(teamOf)).size).toBe(1);
+  expect(new Set([4, 5, 6].map(teamOf)).size).toBe(1);
+  expect(teamOf(1)).not.toBe(teamOf(4));
+  expect(teamOf(1)).not.toBe('other');
+  expect(summary.warnings).toEqual([]);
+}
+
 describe('runAnalyze', () => {
   it('writes metres, teams from a real video, heatmaps and the summary', async () => {
     // Green pitch with three red and three blue "players" standing still (1050×680, 2 s).
@@ -280,12 +291,7 @@ describe('runAnalyze', () => {
     const summary = await runAnalyze({ tracks, videoPath, venue: venue(), outputDir, colourSampleFps: 2 });
     expect(summary.unit).toBe('m');
     expect(summary.players).toHaveLength(6);
-    const teamOf = (id: number) => summary.players.find((p) => p.trackId === id)!.team;
-    expect(new Set([1, 2, 3].map(teamOf)).size).toBe(1);
-    expect(new Set([4, 5, 6].map(teamOf)).size).toBe(1);
-    expect(teamOf(1)).not.toBe(teamOf(4));
-    expect(teamOf(1)).not.toBe('other');
-    expect(summary.warnings).toEqual([]);
+    expectTwoTeamsOfThree(summary);
     expect(summary.teams.A.playersPerFrame).toBe(3);
     expect(summary.teams.balanced).toBe(true);
     for (const p of summary.players) {
@@ -325,12 +331,7 @@ describe('runAnalyze', () => {
     tracks.detections = { ...tracks.detections, torsoColour: TORSO_MEAN_RGB };
     expect(tracksCarryColours(tracks)).toBe(true);
     const summary = await runAnalyze({ tracks, venue: venue(), outputDir: join(dir, 'analytics-stored') });
-    const teamOf = (id: number) => summary.players.find((p) => p.trackId === id)!.team;
-    expect(new Set([1, 2, 3].map(teamOf)).size).toBe(1);
-    expect(new Set([4, 5, 6].map(teamOf)).size).toBe(1);
-    expect(teamOf(1)).not.toBe(teamOf(4));
-    expect(teamOf(1)).not.toBe('other');
-    expect(summary.warnings).toEqual([]);
+    expectTwoTeamsOfThree(summary);
     // Without the header's word the stored colours are not trusted: no video, no teams.
     const older = { ...tracks, detections: { ...tracks.detections, torsoColour: undefined } };
     const without = await runAnalyze({ tracks: older, venue: venue(), outputDir: join(dir, 'analytics-older') });

@@ -6,6 +6,7 @@ import { PolyvisionError } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DetectionsFile } from '../../../src/workers/detect/index.ts';
 import { LocalArtifactIo, TORSO_APPEARANCE } from '../../../src/workers/detect/index.ts';
+import type { StageResult } from '../../../src/workers/runtime/stage-handler.ts';
 import { createStageHandler } from '../../../src/workers/track/handler.ts';
 import { mergeSegmentTracks, readTracksFile, type TracksFile } from '../../../src/workers/track/index.ts';
 import { detectionsHeader } from '../support/tracks.ts';
@@ -86,6 +87,16 @@ beforeAll(async () => {
 afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
 });
+
+/** The run's tracks: every player, none with an id of segment 0 (no id continues, none is reused). */
+async function expectNewIds(result: StageResult): Promise<TracksFile> {
+  const after = await readTracksFile(join(root, 'store', result.outputs.find((o) => o.kind === 'tracks')!.object_key));
+  const before = tracks[0]!.tracks.filter((t) => t.class !== 'ball').map((t) => t.id);
+  const people = after.tracks.filter((t) => t.class !== 'ball');
+  expect(people).toHaveLength(PLAYERS);
+  for (const t of people) expect(t.id).toBeGreaterThan(Math.max(...before));
+  return after;
+}
 
 describe('track over a match segment by segment', () => {
   it('keeps every id across the boundaries with the carried tracker state', async () => {
@@ -170,14 +181,8 @@ describe('track over a match segment by segment', () => {
       }),
       model_version: 'after-gap',
     });
-    const after = await readTracksFile(
-      join(root, 'store', result.outputs.find((o) => o.kind === 'tracks')!.object_key),
-    );
-    const before = tracks[0]!.tracks.filter((t) => t.class !== 'ball').map((t) => t.id);
-    const people = after.tracks.filter((t) => t.class !== 'ball');
-    expect(people).toHaveLength(PLAYERS);
     // Boxes from before the gap say nothing of where the players are now: no id continues, none is reused.
-    for (const t of people) expect(t.id).toBeGreaterThan(Math.max(...before));
+    const after = await expectNewIds(result);
     expect(after.segment).toEqual({ index: 2, startS: 2 * SEGMENT_S, firstMatchFrame: 2 * FPS * SEGMENT_S });
     // The same carry without the orchestrator's carry_from is refused, as before.
     const refused = await runStage(
@@ -205,13 +210,7 @@ describe('track over a match segment by segment', () => {
       model_version: 'five-fps',
     });
     expect(result.stats?.carriedAnalysisFps).toBe(FPS);
-    const after = await readTracksFile(
-      join(root, 'store', result.outputs.find((o) => o.kind === 'tracks')!.object_key),
-    );
-    const before = tracks[0]!.tracks.filter((t) => t.class !== 'ball').map((t) => t.id);
-    const people = after.tracks.filter((t) => t.class !== 'ball');
-    expect(people).toHaveLength(PLAYERS);
-    for (const t of people) expect(t.id).toBeGreaterThan(Math.max(...before));
+    await expectNewIds(result);
   });
 
   it('starts fresh when no earlier segment went through (carry_from null), instead of carry_missing', async () => {
