@@ -24,7 +24,7 @@ import { chooseVcamSizing } from './output-size.ts';
 import { cameraPathCarrySchema, type VcamCarry, vcamCarryAcrossGap } from './path-carry.ts';
 import { measureCameraPath } from './path-quality.ts';
 import { NO_PITCH_REGION, type PitchRegion, pitchRegionFromCalibration, pointInPolygon } from './pitch-region.ts';
-import { renderTracksOverlay } from './render-overlay.ts';
+import { planTracksOverlay } from './render-overlay.ts';
 import { renderVirtualCamera } from './render-vcam.ts';
 
 /** Environment of the vcam stage. */
@@ -161,7 +161,9 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
         });
         const quality = measureCameraPath(path, ball, pitch);
         const videoPath = join(dir, 'vcam.mp4');
-        const share = env.VCAM_OVERLAY ? 0.75 : 0.97;
+        const overlayPath = join(dir, 'overlay.mp4');
+        // The overlay comes from the same decode of the panorama as the virtual camera.
+        const overlayPlan = env.VCAM_OVERLAY ? planTracksOverlay({ tracks, path, ball, pitch }) : null;
         const summary = await renderVirtualCamera({
           inputPath,
           outputPath: videoPath,
@@ -169,23 +171,12 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
           outputWidth: sizing.outputWidth,
           outputHeight: sizing.outputHeight,
           ...(task.segment ? { minDurationMs: SEGMENT_MIN_CLIP_MS } : {}),
+          ...(overlayPlan ? { overlay: { outputPath: overlayPath, plan: overlayPlan } } : {}),
           signal,
           logger,
-          onProgress: throttle((f) => reportProgress(f * share)),
+          onProgress: throttle((f) => reportProgress(f * 0.97)),
         });
-        const overlayPath = join(dir, 'overlay.mp4');
-        const overlay = env.VCAM_OVERLAY
-          ? await renderTracksOverlay({
-              inputPath,
-              outputPath: overlayPath,
-              tracks,
-              path,
-              ball,
-              pitch,
-              signal,
-              onProgress: throttle((f) => reportProgress(share + f * (0.97 - share))),
-            })
-          : null;
+        const overlay = overlayPlan ? { width: overlayPlan.width, height: overlayPlan.height } : null;
         const pathFile = join(dir, 'camera-path.json');
         await writeFile(
           pathFile,

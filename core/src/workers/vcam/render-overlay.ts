@@ -8,11 +8,57 @@ import type { CameraPath } from './camera-path.ts';
 import { overlayAss } from './overlay-ass.ts';
 import type { PitchRegion } from './pitch-region.ts';
 
+/** What {@link planTracksOverlay} gives a renderer: the overlay's size and its ASS script. */
+export interface TracksOverlayPlan {
+  width: number;
+  height: number;
+  /** The ASS script (tracks, ball, crop window), in overlay pixels. */
+  ass: string;
+  /** The ffmpeg filter chain after the panorama (`setpts`), given the script's file name. */
+  filter: (assFile: string) => string;
+  /** Encoder options of `overlay.mp4`: libx264 veryfast, CRF 26, yuv420p, no audio. */
+  codecArgs: string[];
+}
+
 /**
- * Renders `overlay.mp4`: the panorama downscaled to at most `maxWidth`
- * pixels wide, with the tracks, the ball and the crop window drawn by libass
- * from a generated ASS script (see `overlayAss`); H.264 (libx264 veryfast,
- * CRF 26), no audio. One ffmpeg process; it dies on abort.
+ * The overlay of the tracks on the panorama: downscaled to at most `maxWidth` pixels wide, the tracks,
+ * the ball and the crop window drawn by libass from a generated ASS script (see `overlayAss`).
+ */
+export function planTracksOverlay(params: {
+  tracks: TracksFile;
+  path: CameraPath;
+  ball: readonly (BallPosition | undefined)[];
+  pitch: PitchRegion;
+  /** @defaultValue 1920 */
+  maxWidth?: number;
+}): TracksOverlayPlan {
+  const W = params.tracks.detections.source.width;
+  const H = params.tracks.detections.source.height;
+  const width = 2 * Math.floor(Math.min(W, params.maxWidth ?? 1920) / 2);
+  const height = Math.max(2, 2 * Math.round((H * width) / W / 2));
+  return {
+    width,
+    height,
+    ass: overlayAss({
+      width,
+      height,
+      scale: width / W,
+      tracks: params.tracks.tracks,
+      fps: params.tracks.detections.analysisFps,
+      frameCount: params.tracks.frameCount,
+      path: params.path,
+      ball: params.ball,
+      pitch: params.pitch,
+    }),
+    filter: (assFile) => `scale=${width}:${height},ass=${assFile}`,
+    codecArgs: ['-an', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p'],
+  };
+}
+
+/**
+ * Renders `overlay.mp4` alone ({@link planTracksOverlay}), in its own ffmpeg process, which dies on
+ * abort. The vcam stage renders it with the virtual camera from one decode instead
+ * (`renderVirtualCamera`'s `overlay`).
  *
  * @returns the overlay's size.
  * @throws PolyvisionError `encode_failed` when ffmpeg fails; `aborted` on abort.
@@ -30,27 +76,11 @@ export async function renderTracksOverlay(params: {
   onProgress?: (fraction: number) => void;
   binaries?: MediaBinaries;
 }): Promise<{ width: number; height: number }> {
-  const W = params.tracks.detections.source.width;
-  const H = params.tracks.detections.source.height;
-  const width = 2 * Math.floor(Math.min(W, params.maxWidth ?? 1920) / 2);
-  const height = Math.max(2, 2 * Math.round((H * width) / W / 2));
+  const plan = planTracksOverlay(params);
   const stamp = `${process.pid}.${Date.now()}`;
   const assPath = join(dirname(params.outputPath), `overlay.${stamp}.ass`);
   const temporary = `${params.outputPath}.${stamp}.part.mp4`;
-  await writeFile(
-    assPath,
-    overlayAss({
-      width,
-      height,
-      scale: width / W,
-      tracks: params.tracks.tracks,
-      fps: params.tracks.detections.analysisFps,
-      frameCount: params.tracks.frameCount,
-      path: params.path,
-      ball: params.ball,
-      pitch: params.pitch,
-    }),
-  );
+  await writeFile(assPath, plan.ass);
   const expected = Math.max(1, params.tracks.detections.source.frameCount);
   const child = spawnChild(
     params.binaries?.ffmpegPath ?? resolveFfmpegPath(),
@@ -63,17 +93,9 @@ export async function renderTracksOverlay(params: {
       'pipe:1',
       '-i',
       params.inputPath,
-      '-an',
       '-vf',
-      `setpts=PTS-STARTPTS,scale=${width}:${height},ass=${basename(assPath)}`,
-      '-c:v',
-      'libx264',
-      '-preset',
-      'veryfast',
-      '-crf',
-      '26',
-      '-pix_fmt',
-      'yuv420p',
+      `setpts=PTS-STARTPTS,${plan.filter(basename(assPath))}`,
+      ...plan.codecArgs,
       '-movflags',
       '+faststart',
       '-y',
@@ -107,5 +129,5 @@ export async function renderTracksOverlay(params: {
     await rm(assPath, { force: true });
   }
   params.onProgress?.(1);
-  return { width, height };
+  return { width: plan.width, height: plan.height };
 }

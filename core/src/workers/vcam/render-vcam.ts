@@ -5,6 +5,7 @@ import { detectH264Encoder, PolyvisionError, resolveFfmpegPath, silentLogger, sp
 import { type MediaBinaries, probeVideo } from '../detect/frames/index.ts';
 import type { CameraPath } from './camera-path.ts';
 import { cropCommandScript } from './crop-commands.ts';
+import type { TracksOverlayPlan } from './render-overlay.ts';
 
 /** Parameters of {@link renderVirtualCamera}. */
 export interface RenderVcamParams {
@@ -30,6 +31,11 @@ export interface RenderVcamParams {
   logger?: Logger;
   /** Shorter panoramas are refused (`clip_too_short`). @defaultValue 1000 */
   minDurationMs?: number;
+  /**
+   * Also write the tracks overlay (`planTracksOverlay`) to `outputPath`, from the same decode of the
+   * panorama (one ffmpeg process, the decoded frames split between the two chains).
+   */
+  overlay?: { outputPath: string; plan: TracksOverlayPlan };
 }
 
 /** What a render did. */
@@ -50,7 +56,8 @@ export interface RenderVcamSummary {
  * `sendcmd` (a script with the integer crop of every source frame, see
  * `cropCommandScript`), `crop@vcam` (exact, so odd offsets are kept),
  * `format=yuv420p`, a fixed bicubic `scale` to the output size, H.264 (and
- * the source audio re-encoded to AAC). No pixel passes through JavaScript.
+ * the source audio re-encoded to AAC). No pixel passes through JavaScript. With `overlay`, the same
+ * process writes the tracks overlay too: the panorama is decoded once for both (a `split`).
  *
  * ffmpeg 5.1 note: a `scale` fed directly by a `crop` whose height changes at
  * run time stalls; the `format` filter between them avoids it (checked on Debian's 5.1.x).
@@ -90,8 +97,7 @@ export async function renderVirtualCamera(params: RenderVcamParams): Promise<Ren
     encoder === 'h264_nvenc'
       ? ['-c:v', 'h264_nvenc', '-preset', 'p4', '-rc', 'vbr', '-cq', quality, '-b:v', '0']
       : ['-c:v', 'libx264', '-preset', params.x264Preset ?? 'superfast', '-crf', quality];
-  const filter = [
-    'setpts=PTS-STARTPTS',
+  const vcamChain = [
     // ffmpeg refuses an empty sendcmd script: a path whose crop never moves needs none.
     ...(commands > 0 ? [`sendcmd=f=${basename(scriptPath)}`] : []),
     `crop@vcam=w=${first.width}:h=${first.height}:x=${first.x}:y=${first.y}:exact=1`,
@@ -99,36 +105,46 @@ export async function renderVirtualCamera(params: RenderVcamParams): Promise<Ren
     `scale=${outW}:${outH}:flags=bicubic`,
     'setsar=1',
   ].join(',');
+  const overlay = params.overlay;
+  const assPath = join(dirname(params.outputPath), `overlay.${stamp}.ass`);
+  const overlayTemporary = overlay ? `${overlay.outputPath}.${stamp}.part.mp4` : null;
+  if (overlay) await writeFile(assPath, overlay.plan.ass);
+  const vcamOutput = [
+    ...codecArgs,
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    '-movflags',
+    '+faststart',
+    '-y',
+    basename(temporary),
+  ];
+  const graph =
+    overlay && overlayTemporary
+      ? [
+          '-filter_complex',
+          `[0:v:0]setpts=PTS-STARTPTS,split=2[v][o];[v]${vcamChain}[vcam];[o]${overlay.plan.filter(basename(assPath))}[overlay]`,
+          '-map',
+          '[vcam]',
+          '-map',
+          '0:a:0?',
+          ...vcamOutput,
+          '-map',
+          '[overlay]',
+          ...overlay.plan.codecArgs,
+          '-movflags',
+          '+faststart',
+          '-y',
+          overlayTemporary,
+        ]
+      : ['-map', '0:v:0', '-map', '0:a:0?', '-vf', `setpts=PTS-STARTPTS,${vcamChain}`, ...vcamOutput];
   let frames = 0;
   const child = spawnChild(
     params.binaries?.ffmpegPath ?? resolveFfmpegPath(),
-    [
-      '-nostdin',
-      '-v',
-      'error',
-      '-nostats',
-      '-progress',
-      'pipe:1',
-      '-i',
-      params.inputPath,
-      '-map',
-      '0:v:0',
-      '-map',
-      '0:a:0?',
-      '-vf',
-      filter,
-      ...codecArgs,
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      '-b:a',
-      '128k',
-      '-movflags',
-      '+faststart',
-      '-y',
-      basename(temporary),
-    ],
+    ['-nostdin', '-v', 'error', '-nostats', '-progress', 'pipe:1', '-i', params.inputPath, ...graph],
     { cwd: dirname(params.outputPath), signal, killTimeoutMs: 1000 },
   );
   child.stdout?.setEncoding('utf8');
@@ -154,12 +170,16 @@ export async function renderVirtualCamera(params: RenderVcamParams): Promise<Ren
       });
     }
     await rename(temporary, params.outputPath);
+    if (overlay && overlayTemporary) await rename(overlayTemporary, overlay.outputPath);
   } catch (error) {
     await child.kill();
     await rm(temporary, { force: true });
+    if (overlay) await rm(params.outputPath, { force: true });
+    if (overlayTemporary) await rm(overlayTemporary, { force: true });
     throw error;
   } finally {
     await rm(scriptPath, { force: true });
+    await rm(assPath, { force: true });
   }
   params.onProgress?.(1);
   const elapsedMs = performance.now() - started;

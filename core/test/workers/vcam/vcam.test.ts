@@ -12,6 +12,7 @@ import {
   overlayAss,
   pitchRegionFromImage,
   planCameraPath,
+  planTracksOverlay,
   pointInPolygon,
   readBallTrack,
   renderTracksOverlay,
@@ -471,6 +472,44 @@ describe('render', () => {
     let red = 0;
     for (let i = 0; i < rgb.length; i += 3) if (rgb[i]! > 180 && rgb[i + 1]! < 90) red += 1;
     expect(red).toBeGreaterThan(100);
+  });
+
+  it("writes the overlay from the virtual camera's own decode, the same pictures as rendered alone", async () => {
+    const input = await makeClip(join(dir, 'wide2.mp4'), 'testsrc2=size=2560x360:rate=25', 1);
+    const n = 25;
+    const tracks = tracksFile([movingTrack(7, 'player', n, (f) => [800 + f * 10, 200], [60, 120])], n, 25, 2560, 360);
+    const path = planCameraPath(tracks, { minCropWidthPx: 400 });
+    const scene = { tracks, path, ball: [], pitch: { source: 'none' as const, outline: [], contains: () => true } };
+    const plan = planTracksOverlay({ ...scene, maxWidth: 1280 });
+    const together = join(dir, 'overlay-together.mp4');
+    const vcamPath = join(dir, 'vcam-together.mp4');
+    const summary = await renderVirtualCamera({
+      inputPath: input,
+      outputPath: vcamPath,
+      path,
+      outputWidth: 640,
+      outputHeight: 360,
+      encoder: 'libx264',
+      overlay: { outputPath: together, plan },
+    });
+    expect(summary.frames).toBe(n);
+    const alone = join(dir, 'overlay-alone.mp4');
+    await renderTracksOverlay({ inputPath: input, outputPath: alone, ...scene, maxWidth: 1280 });
+    expect((await ffprobe(together)).video).toMatchObject({ width: 1280, height: 180 });
+    expect((await ffprobe(vcamPath)).video).toMatchObject({ width: 640, height: 360 });
+    const frameHashes = (file: string) => run('ffmpeg', ['-v', 'error', '-i', file, '-f', 'framemd5', '-']);
+    const hashes = (await frameHashes(together))
+      .toString()
+      .split('\n')
+      .filter((l) => /^\d/.test(l));
+    expect(hashes).toHaveLength(n);
+    expect(hashes).toEqual(
+      (await frameHashes(alone))
+        .toString()
+        .split('\n')
+        .filter((l) => /^\d/.test(l)),
+    );
+    expect((await readdir(dir)).filter((f) => f.includes('.part.') || f.endsWith('.ass'))).toEqual([]);
   });
 
   it('refuses a file that is not a video and stops on abort without leftovers', async () => {
