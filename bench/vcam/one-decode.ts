@@ -61,15 +61,15 @@ try {
         });
       },
     };
-    const cpu: Record<string, number[]> = {};
-    const wall: Record<string, number[]> = {};
+    const cpu: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+    const wall: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
     for (let r = 0; r < Number(values.runs); r++) {
       for (const [name, run] of Object.entries(variants)) {
         const c0 = cpuSeconds();
         const w0 = performance.now();
         await run();
-        (cpu[name] ??= []).push(cpuSeconds() - c0);
-        (wall[name] ??= []).push((performance.now() - w0) / 1000);
+        cpu[name]!.push(cpuSeconds() - c0);
+        wall[name]!.push((performance.now() - w0) / 1000);
       }
     }
     const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;

@@ -96,9 +96,10 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
         const carried = await readCarry(task, trackCarrySchema, io, dir, signal);
         const fps = detections.header.analysisFps;
         const carry = carried && trackCarryAtRate(trackCarryAcrossGap(carried, task.segment?.gap_s ?? 0, fps), fps);
-        if (carried?.analysisFps !== undefined && carried.analysisFps !== fps) {
+        const carriedOtherRate = carried?.analysisFps !== undefined && carried.analysisFps !== fps;
+        if (carriedOtherRate) {
           context.logger?.warn(
-            { match: task.match_id, segment: task.segment?.index, carriedFps: carried.analysisFps, fps },
+            { match: task.match_id, segment: task.segment?.index, carriedFps: carried?.analysisFps, fps },
             'track: the previous segment was analysed at another rate; its tracks end here (ids go on)',
           );
         }
@@ -197,9 +198,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             pitchRegion: pitchRegion ? 1 : 0,
             ballCoverage: clip.ballTrack.summary.coverage,
             ...(task.segment ? { segment: task.segment.index, nextTrackId: clip.carry.tracker.nextId } : {}),
-            ...(carried?.analysisFps !== undefined && carried.analysisFps !== fps
-              ? { carriedAnalysisFps: carried.analysisFps }
-              : {}),
+            ...(carriedOtherRate ? { carriedAnalysisFps: carried?.analysisFps ?? 0 } : {}),
           },
         };
       }, ioConfig.workDir);
