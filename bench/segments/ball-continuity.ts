@@ -8,8 +8,8 @@
  * - **no carry**: a fresh ball tracker per segment (the state before 2026-11-29);
  * - **whole clip**: one run, no segments; and the same with the ball's motion model before 2026-11-29
  *   (acceleration noise 1.5 · width per s², now 0.15).
- * Two inputs: the stage's own detections, whose ball class does not work (~30 ball boxes a frame,
- * mostly boots), and the same person boxes with a **simulated ball detector** in place of its ball
+ * Two inputs: the stage's own detections, whose ball class does not work (3.6 ball boxes a frame
+ * above the card's floor, mostly boots), and the same person boxes with a **simulated ball detector** in place of its ball
  * boxes — the true ball, missed in bursts (a two-state chain: 20 % of frames, mean run 2.5 frames),
  * centre jitter σ 1 px, scores 0.3–0.8; four static marks on the pitch (each in 60 % of frames) and
  * one boot a frame at a random person's feet (scores 0.1–0.6) as false alarms — what a ball-capable
