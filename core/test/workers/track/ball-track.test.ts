@@ -45,7 +45,34 @@ describe('ball candidates', () => {
       { fps: FPS, minScore: 0.1, onPitch: (_x, y) => y > 50 },
     );
     expect(kept.map((c) => c.frame)).toEqual([0]);
-    expect(rejected).toEqual({ lowScore: 1, offPitch: 1, static: 0 });
+    expect(rejected).toEqual({ lowScore: 1, offPitch: 1, static: 0, beyondTopK: 0 });
+  });
+
+  it('keeps the 10 best-scored of a frame crowded with "balls", and the ball among them', () => {
+    // 20 blobs a frame scattered over the pitch, scoring below the ball (a model that fires on everything).
+    const candidates: BallCandidate[] = [];
+    let seed = 1;
+    const random = () => {
+      seed = (seed * 16807) % 2147483647;
+      return seed / 2147483647;
+    };
+    for (let f = 0; f < 30; f++) {
+      candidates.push(ballAt(f));
+      for (let k = 0; k < 20; k++) {
+        candidates.push({
+          frame: f,
+          x: 100 + random() * 1800,
+          y: 20 + random() * 360,
+          sizePx: 6,
+          score: 0.1 + 0.3 * random(),
+        });
+      }
+    }
+    const { kept, rejected } = filterBallCandidates(candidates, { fps: FPS });
+    expect(rejected.beyondTopK).toBe(30 * 11);
+    expect(kept).toHaveLength(30 * 10);
+    const { frames } = trackBall(candidates, times(30), { fps: FPS, frameWidthPx: 2000 });
+    expect(frames.every((f) => f.y === 200 && f.state === 'detected')).toBe(true);
   });
 });
 

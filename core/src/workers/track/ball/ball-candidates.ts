@@ -16,6 +16,8 @@ export interface CandidateRejections {
   offPitch: number;
   /** Candidates that stayed in place (pitch-line marks, spots, a boot, a sponsor logo). */
   static: number;
+  /** Candidates beyond the `topKPerFrame` best-scored of their frame (absent in files before 2026-11-29). */
+  beyondTopK?: number;
 }
 
 /** Options of {@link filterBallCandidates}. */
@@ -38,11 +40,18 @@ export interface CandidateFilterOptions {
    * are filtered like the others but not counted in `rejected`. @defaultValue 0
    */
   contextFrames?: number;
+  /**
+   * The most candidates a frame keeps after the other tests, the best-scored. There is one ball: a
+   * detector that leaves more is guessing (a user's model put ~144 "balls" a frame along the pitch
+   * lines of a real clip), and the tracker's optimal assignment per frame is cubic in them (100 a
+   * frame: 1.4 s of tracking per 7 s of frames). @defaultValue 10
+   */
+  topKPerFrame?: number;
 }
 
 /**
  * Leaves out the ball candidates that cannot be the ball in play: below `minScore`, off the pitch,
- * or static — a candidate with another candidate at the same place (within the radius) in at least
+ * beyond the `topKPerFrame` best of their frame (after the other tests), or static — a candidate with another candidate at the same place (within the radius) in at least
  * N = round(`staticSeconds`·fps) of the 2N frames around it. The ball in play moves; pitch-line
  * marks, the penalty spot and logos that a detector mistakes for it do not. (A ball at rest for a
  * set piece is dropped too and bridged by interpolation when play resumes.)
@@ -54,7 +63,7 @@ export function filterBallCandidates(
   candidates: readonly BallCandidate[],
   options: CandidateFilterOptions,
 ): { kept: BallCandidate[]; rejected: CandidateRejections } {
-  const rejected: CandidateRejections = { lowScore: 0, offPitch: 0, static: 0 };
+  const rejected: CandidateRejections = { lowScore: 0, offPitch: 0, static: 0, beyondTopK: 0 };
   const minScore = options.minScore ?? 0;
   const counted = (c: BallCandidate) => (c.frame >= (options.contextFrames ?? 0) ? 1 : 0);
   const pool: BallCandidate[] = [];
@@ -102,5 +111,20 @@ export function filterBallCandidates(
     if (same >= windowFrames) rejected.static += counted(c);
     else kept.push(c);
   }
-  return { kept, rejected };
+  const topK = options.topKPerFrame ?? 10;
+  const perFrame = new Map<number, BallCandidate[]>();
+  for (const c of kept) {
+    const list = perFrame.get(c.frame);
+    if (list) list.push(c);
+    else perFrame.set(c.frame, [c]);
+  }
+  const beyond = new Set<BallCandidate>();
+  for (const list of perFrame.values()) {
+    if (list.length <= topK) continue;
+    for (const c of [...list].sort((a, b) => b.score - a.score).slice(topK)) {
+      beyond.add(c);
+      rejected.beyondTopK! += counted(c);
+    }
+  }
+  return { kept: beyond.size > 0 ? kept.filter((c) => !beyond.has(c)) : kept, rejected };
 }

@@ -12,7 +12,7 @@ import { z } from 'zod';
  *            {"frame":1,"t":0.1,"x":1420.1,"y":203.2,"state":"interpolated","score":0},
  *            {"frame":2,"t":0.2,"x":null,"y":null,"state":"lost","score":0}],
  *  "summary":{"frames":…,"detected":…,"interpolated":…,"predicted":…,"lost":…,"coverage":0.93,
- *             "candidates":…,"keptCandidatesPerFrame":…,"rejected":{"lowScore":…,"offPitch":…,"static":…},"tracklets":…,"followingPlayer":…,"chosenTracklets":…},
+ *             "candidates":…,"keptCandidatesPerFrame":…,"rejected":{"lowScore":…,"offPitch":…,"static":…,"beyondTopK":…},"tracklets":…,"followingPlayer":…,"chosenTracklets":…},
  *  "options":{…}}
  * ```
  * `t`: presentation time of the analysed frame, seconds from the clip start (the detections'
@@ -47,7 +47,12 @@ export const BallTrackFileSchema = z.object({
     coverage: z.number(),
     candidates: z.number().int(),
     keptCandidatesPerFrame: z.number(),
-    rejected: z.object({ lowScore: z.number().int(), offPitch: z.number().int(), static: z.number().int() }),
+    rejected: z.object({
+      lowScore: z.number().int(),
+      offPitch: z.number().int(),
+      static: z.number().int(),
+      beyondTopK: z.number().int().optional(),
+    }),
     tracklets: z.number().int(),
     followingPlayer: z.number().int(),
     chosenTracklets: z.number().int(),

@@ -43,6 +43,8 @@ export interface BallTrackOptions {
   onPitch?: (x: number, y: number) => boolean;
   /** See `filterBallCandidates`. @defaultValue 1 */
   staticSeconds?: number;
+  /** See `filterBallCandidates`. @defaultValue 10 */
+  topKPerFrame?: number;
   /** Gate: χ² (2 degrees of freedom) of a candidate against a tracklet's prediction. @defaultValue 13.8 (99.9 %) */
   gateChi2?: number;
   /** Frames a tracklet may miss before it ends (coasting on its prediction). @defaultValue round(0.5 s · fps), ≥ 1 */
@@ -104,7 +106,7 @@ interface Tracklet {
 /**
  * The ball's path, at most one ball per frame, from the detector's ball candidates:
  * 1. candidates that cannot be the ball in play are left out (`filterBallCandidates`: low score,
- *    off the pitch, static);
+ *    off the pitch, static, beyond the 10 best of their frame);
  * 2. tracklets: every remaining candidate joins a constant-velocity Kalman tracklet
  *    (`PointKalman`) by optimal assignment on the Mahalanobis distance, gated by χ² and by the
  *    fastest plausible ball; a tracklet ends after `maxMissFrames` frames without a candidate;
@@ -138,6 +140,7 @@ export function trackBall(
     minScore: options.minScore,
     onPitch: options.onPitch,
     staticSeconds: options.staticSeconds,
+    topKPerFrame: options.topKPerFrame,
     contextFrames,
   });
   const medianSize = median(kept.map((c) => c.sizePx)) ?? 4;
