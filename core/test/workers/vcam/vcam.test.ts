@@ -515,13 +515,16 @@ describe('render', () => {
   it('refuses a file that is not a video and stops on abort without leftovers', async () => {
     const notVideo = join(dir, 'x.mp4');
     await writeFile(notVideo, 'nope');
-    const path = planCameraPath(tracksFile([movingTrack(1, 'player', 5, () => [10, 10])], 5, 25, 640, 360));
+    const tracks = tracksFile([movingTrack(1, 'player', 5, () => [10, 10])], 5, 25, 640, 360);
+    const path = planCameraPath(tracks);
     await expect(renderVirtualCamera({ inputPath: notVideo, outputPath: join(dir, 'y.mp4'), path })).rejects.toEqual(
       expect.objectContaining({ code: 'input_not_video', retriable: false }),
     );
     const clip = await makeClip(join(dir, 'long.mp4'), 'testsrc2=size=640x360:rate=25', 20);
     const controller = new AbortController();
     const outputPath = join(dir, 'aborted.mp4');
+    const overlayPath = join(dir, 'aborted-overlay.mp4');
+    const pitch = { source: 'none' as const, outline: [], contains: () => true };
     const run = renderVirtualCamera({
       inputPath: clip,
       outputPath,
@@ -529,6 +532,7 @@ describe('render', () => {
       encoder: 'libx264',
       outputWidth: 640,
       outputHeight: 360,
+      overlay: { outputPath: overlayPath, plan: planTracksOverlay({ tracks, path, ball: [], pitch }) },
       signal: controller.signal,
       onProgress: (p) => {
         if (p > 0.05) controller.abort(new Error('stop'));
@@ -537,6 +541,7 @@ describe('render', () => {
     await expect(run).rejects.toThrow();
     expect(await childPids()).toEqual([]);
     await expect(stat(outputPath)).rejects.toThrow(/ENOENT/);
-    expect((await readdir(dir)).filter((f) => f.includes('.part'))).toEqual([]);
+    await expect(stat(overlayPath)).rejects.toThrow(/ENOENT/);
+    expect((await readdir(dir)).filter((f) => f.includes('.part') || f.endsWith('.ass'))).toEqual([]);
   });
 });
