@@ -28,17 +28,11 @@ import { type BallFrame, trackClip } from '../../core/src/workers/track/index.ts
 import { Prng } from '../../shared/src/index.ts';
 import { syntheticClip } from '../workers/synthetic-clip.ts';
 import { splitDetections } from './split-detections.ts';
-import { stageDetections, stageTrackOptions } from './stage-detections.ts';
+import { SEGMENT_BENCH_OPTIONS, stageDetections, stageTrackOptions } from './stage-detections.ts';
 import { trackSegments } from './track-segments.ts';
 
 const { values } = parseArgs({
-  options: {
-    seed: { type: 'string', default: '7' },
-    duration: { type: 'string', default: '20' },
-    fps: { type: 'string', default: '10' },
-    'segment-s': { type: 'string', default: '2,5,10' },
-    simulations: { type: 'string', default: '8' },
-  },
+  options: { ...SEGMENT_BENCH_OPTIONS, simulations: { type: 'string', default: '8' } },
 });
 const RADIUS_PX = 5;
 
@@ -80,7 +74,7 @@ function withSimulatedBall(file: DetectionsFile, seed: number): DetectionsFile {
         const x = (boot.box[0] + boot.box[2]) / 2 + rng.range(-3, 3);
         balls.push({ class: 'ball' as const, score: rng.range(0.1, 0.6), box: box(x, boot.box[3] - 2, 2) });
       }
-      return { ...f, detections: [...people, ...balls], appearance: undefined };
+      return { ...f, detections: [...people, ...balls] };
     }),
   };
 }

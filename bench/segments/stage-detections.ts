@@ -6,6 +6,14 @@ import { modelCardThresholds, pitchRegionOf, type TrackOptions } from '../../cor
 import type { SyntheticClip } from '../workers/synthetic-clip.ts';
 import { cpuSeconds } from './cpu-time.ts';
 
+/** The command-line options every segment bench takes (`parseArgs`): the clip, the rate, the segment lengths. */
+export const SEGMENT_BENCH_OPTIONS = {
+  seed: { type: 'string', default: '7' },
+  duration: { type: 'string', default: '20' },
+  fps: { type: 'string', default: '10' },
+  'segment-s': { type: 'string', default: '2,5,10' },
+} as const;
+
 /** What detecting a clip cost, when it was not cached. */
 export interface DetectCost {
   cpuSeconds: number;

@@ -24,17 +24,10 @@ import { type TracksFile, trackClip } from '../../core/src/workers/track/index.t
 import { syntheticClip } from '../workers/synthetic-clip.ts';
 import { boundarySwitches } from './boundary-switches.ts';
 import { splitDetections } from './split-detections.ts';
-import { stageDetections, stageTrackOptions } from './stage-detections.ts';
+import { SEGMENT_BENCH_OPTIONS, stageDetections, stageTrackOptions } from './stage-detections.ts';
 import { trackSegments } from './track-segments.ts';
 
-const { values } = parseArgs({
-  options: {
-    seed: { type: 'string', default: '7' },
-    duration: { type: 'string', default: '20' },
-    fps: { type: 'string', default: '10' },
-    'segment-s': { type: 'string', default: '2,5,10' },
-  },
-});
+const { values } = parseArgs({ options: SEGMENT_BENCH_OPTIONS });
 
 const loadBefore = loadavg();
 const clip = await syntheticClip(Number(values.seed), Number(values.duration));

@@ -45,23 +45,17 @@ export function sampleJerseyColours(
  *
  * @param samples - track id → list of mean colours (appended to).
  * @param sampled - which analysed frames to take (all by default).
- * @returns how many samples were added.
  */
 export function storedJerseyColours(
   tracks: readonly Track[],
   samples: Map<number, Rgb[]>,
   sampled: (frame: number) => boolean = () => true,
-): number {
-  let added = 0;
+): void {
   for (const track of jerseyTracks(tracks)) {
     for (const f of track.frames) {
-      if (f.torso && !f.interpolated && sampled(f.frame)) {
-        addSample(samples, track.id, f.torso);
-        added += 1;
-      }
+      if (f.torso && !f.interpolated && sampled(f.frame)) addSample(samples, track.id, f.torso);
     }
   }
-  return added;
 }
 
 /** Tracks whose shirt says their team: players and goalkeepers (referees are apart by class). */

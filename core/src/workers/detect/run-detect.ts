@@ -101,6 +101,10 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
     }
   }
   const plan = detector.plan(info.width, info.height, personHeightPx, estimated);
+  // Mean torso colours only from frames decoded at the source size (a single tile at scale < 1 is
+  // decoded smaller, blending a shirt of a few pixels with the grass); without them the analyze stage
+  // decodes the panorama at its size, as before.
+  const meanColours = plan.decodeWidth === info.width;
   const expectedFrames = Math.max(1, Math.floor((info.durationMs / 1000) * fps));
   const header: DetectionsHeader = {
     format: DETECTIONS_FORMAT,
@@ -133,10 +137,7 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
     },
     classes: [...new Set(Object.values(detector.options.classMap))],
     appearance: TORSO_APPEARANCE,
-    // Mean colours only from frames decoded at the source size (a single tile at scale < 1 is decoded
-    // smaller, blending a shirt of a few pixels with the grass); without them the analyze stage decodes
-    // the panorama at its size, as before.
-    ...(plan.decodeWidth === info.width ? { torsoColour: TORSO_MEAN_RGB } : {}),
+    ...(meanColours ? { torsoColour: TORSO_MEAN_RGB } : {}),
   };
   const temporary = `${params.outputPath}.${process.pid}.${Date.now()}.part`;
   const body = `${temporary}.frames`;
@@ -164,7 +165,7 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
       if (!inflight) return;
       const perFrame = await inflight.result;
       for (const [i, frame] of inflight.frames.entries()) {
-        const list = withAppearance(perFrame[i] ?? [], frame, info.width);
+        const list = withAppearance(perFrame[i] ?? [], frame, info.width, meanColours);
         detections += list.length;
         for (const d of list) {
           byClass[d.class] = (byClass[d.class] ?? 0) + 1;
@@ -242,9 +243,9 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
 /**
  * The person boxes of a frame with their torso colours (`measureTorso`) measured in the decoded frame
  * the detector saw (`frame` may be scaled from the source: boxes, in source pixels, are scaled by its
- * width over `sourceWidthPx`): the histogram always, the mean colour only at the source size.
+ * width over `sourceWidthPx`): the histogram always, the mean colour when `meanColours`.
  */
-function withAppearance(list: Detection[], frame: RawFrame, sourceWidthPx: number): Detection[] {
+function withAppearance(list: Detection[], frame: RawFrame, sourceWidthPx: number, meanColours: boolean): Detection[] {
   const scale = frame.width / sourceWidthPx;
   return list.map((d) => {
     if (d.class === 'ball') return d;
@@ -252,7 +253,7 @@ function withAppearance(list: Detection[], frame: RawFrame, sourceWidthPx: numbe
     return {
       ...d,
       ...(histogram ? { appearance: encodeHistogram(histogram) } : {}),
-      ...(meanRgb && scale === 1 ? { torso: meanRgb } : {}),
+      ...(meanRgb && meanColours ? { torso: meanRgb } : {}),
     };
   });
 }

@@ -105,42 +105,27 @@ export async function renderVirtualCamera(params: RenderVcamParams): Promise<Ren
     `scale=${outW}:${outH}:flags=bicubic`,
     'setsar=1',
   ].join(',');
-  const overlay = params.overlay;
   const assPath = join(dirname(params.outputPath), `overlay.${stamp}.ass`);
-  const overlayTemporary = overlay ? `${overlay.outputPath}.${stamp}.part.mp4` : null;
+  const overlay = params.overlay && { ...params.overlay, temporary: `${params.overlay.outputPath}.${stamp}.part.mp4` };
   if (overlay) await writeFile(assPath, overlay.plan.ass);
-  const vcamOutput = [
-    ...codecArgs,
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-b:a',
-    '128k',
-    '-movflags',
-    '+faststart',
-    '-y',
-    basename(temporary),
-  ];
-  const graph =
-    overlay && overlayTemporary
-      ? [
-          '-filter_complex',
-          `[0:v:0]setpts=PTS-STARTPTS,split=2[v][o];[v]${vcamChain}[vcam];[o]${overlay.plan.filter(basename(assPath))}[overlay]`,
-          '-map',
-          '[vcam]',
-          '-map',
-          '0:a:0?',
-          ...vcamOutput,
-          '-map',
-          '[overlay]',
-          ...overlay.plan.codecArgs,
-          '-movflags',
-          '+faststart',
-          '-y',
-          overlayTemporary,
-        ]
-      : ['-map', '0:v:0', '-map', '0:a:0?', '-vf', `setpts=PTS-STARTPTS,${vcamChain}`, ...vcamOutput];
+  /** An MP4 output written for streaming (moov first), replacing any file of that name. */
+  const mp4 = (name: string) => ['-movflags', '+faststart', '-y', name];
+  const vcamOutput = [...codecArgs, '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', ...mp4(basename(temporary))];
+  const graph = overlay
+    ? [
+        '-filter_complex',
+        `[0:v:0]setpts=PTS-STARTPTS,split=2[v][o];[v]${vcamChain}[vcam];[o]${overlay.plan.filter(basename(assPath))}[overlay]`,
+        '-map',
+        '[vcam]',
+        '-map',
+        '0:a:0?',
+        ...vcamOutput,
+        '-map',
+        '[overlay]',
+        ...overlay.plan.codecArgs,
+        ...mp4(overlay.temporary),
+      ]
+    : ['-map', '0:v:0', '-map', '0:a:0?', '-vf', `setpts=PTS-STARTPTS,${vcamChain}`, ...vcamOutput];
   let frames = 0;
   const child = spawnChild(
     params.binaries?.ffmpegPath ?? resolveFfmpegPath(),
@@ -170,12 +155,15 @@ export async function renderVirtualCamera(params: RenderVcamParams): Promise<Ren
       });
     }
     await rename(temporary, params.outputPath);
-    if (overlay && overlayTemporary) await rename(overlayTemporary, overlay.outputPath);
+    if (overlay) await rename(overlay.temporary, overlay.outputPath);
   } catch (error) {
     await child.kill();
     await rm(temporary, { force: true });
-    if (overlay) await rm(params.outputPath, { force: true });
-    if (overlayTemporary) await rm(overlayTemporary, { force: true });
+    if (overlay) {
+      // Both outputs or neither.
+      await rm(params.outputPath, { force: true });
+      await rm(overlay.temporary, { force: true });
+    }
     throw error;
   } finally {
     await rm(scriptPath, { force: true });

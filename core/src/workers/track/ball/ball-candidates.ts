@@ -51,8 +51,9 @@ export interface CandidateFilterOptions {
 
 /**
  * Leaves out the ball candidates that cannot be the ball in play: below `minScore`, off the pitch,
- * beyond the `topKPerFrame` best of their frame (after the other tests), or static — a candidate with another candidate at the same place (within the radius) in at least
- * N = round(`staticSeconds`·fps) of the 2N frames around it. The ball in play moves; pitch-line
+ * static — a candidate with another candidate at the same place (within the radius) in at least
+ * N = round(`staticSeconds`·fps) of the 2N frames around it — or, of what is left, beyond the
+ * `topKPerFrame` best-scored of their frame. The ball in play moves; pitch-line
  * marks, the penalty spot and logos that a detector mistakes for it do not. (A ball at rest for a
  * set piece is dropped too and bridged by interpolation when play resumes.)
  *
@@ -63,7 +64,7 @@ export function filterBallCandidates(
   candidates: readonly BallCandidate[],
   options: CandidateFilterOptions,
 ): { kept: BallCandidate[]; rejected: CandidateRejections } {
-  const rejected: CandidateRejections = { lowScore: 0, offPitch: 0, static: 0, beyondTopK: 0 };
+  const rejected: Required<CandidateRejections> = { lowScore: 0, offPitch: 0, static: 0, beyondTopK: 0 };
   const minScore = options.minScore ?? 0;
   const counted = (c: BallCandidate) => (c.frame >= (options.contextFrames ?? 0) ? 1 : 0);
   const pool: BallCandidate[] = [];
@@ -123,7 +124,7 @@ export function filterBallCandidates(
     if (list.length <= topK) continue;
     for (const c of [...list].sort((a, b) => b.score - a.score).slice(topK)) {
       beyond.add(c);
-      rejected.beyondTopK! += counted(c);
+      rejected.beyondTopK += counted(c);
     }
   }
   return { kept: beyond.size > 0 ? kept.filter((c) => !beyond.has(c)) : kept, rejected };
