@@ -47,7 +47,15 @@ describe('bench/label/relocalise-gt.ts (box edges of a ground truth from the ima
     ];
     await writeFile(join(dir, 'gt.mot.txt'), `${rows.join('\n')}\n`);
     const out = join(dir, 'gt-silhouette.mot.txt');
-    await exec(process.execPath, [tool, '--video', join(dir, 'clip.mp4'), '--gt', join(dir, 'gt.mot.txt'), '--out', out]);
+    await exec(process.execPath, [
+      tool,
+      '--video',
+      join(dir, 'clip.mp4'),
+      '--gt',
+      join(dir, 'gt.mot.txt'),
+      '--out',
+      out,
+    ]);
     const lines = (await readFile(out, 'utf8')).trim().split('\n');
     expect(lines).toHaveLength(3);
     const [frame, id, x, y, w, h] = lines[0]!.split(',').map(Number);
