@@ -146,6 +146,10 @@ describe('polyvision eval tracks', () => {
     expect(result.MOTA).toBeCloseTo(0.8, 10);
     expect(result.IDF1).toBeCloseTo(0.6, 10);
     expect(result.DetA).toBeCloseTo(1, 10);
+    // The text form also says where a HOTA goes: boxes exactly on the truth, every person found, nothing else.
+    const { stdout } = await run(process.execPath, [MAIN, 'eval', 'tracks', '--gt', mot, '--pred', pred]);
+    expect(stdout).toContain('HOTA ');
+    expect(stdout).toContain('LocA 1.000  DetRe 1.000  DetPr 1.000');
   });
 
   it('with sparse hand labels: only the labelled frames count, and boxes in ignore regions count neither way', async () => {

@@ -148,7 +148,9 @@ export async function run(argv: string[]): Promise<number> {
       const p = (x: number) => x.toFixed(3);
       process.stdout.write(
         `tracks vs ${values.gt}: ${frames.length} analysed frames, classes ${classes.join('+')}\n` +
-          `HOTA ${p(metrics.HOTA)}  DetA ${p(metrics.DetA)}  AssA ${p(metrics.AssA)}  MOTA ${p(metrics.MOTA)}  IDF1 ${p(metrics.IDF1)}  IDSW ${metrics.IDSW}\n`,
+          `HOTA ${p(metrics.HOTA)}  DetA ${p(metrics.DetA)}  AssA ${p(metrics.AssA)}  MOTA ${p(metrics.MOTA)}  IDF1 ${p(metrics.IDF1)}  IDSW ${metrics.IDSW}\n` +
+          // Where a HOTA goes: finding people (DetRe, DetPr), or drawing their boxes (LocA).
+          `LocA ${p(metrics.LocA)}  DetRe ${p(metrics.DetRe)}  DetPr ${p(metrics.DetPr)}\n`,
       );
     }
     return 0;
