@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getJob, type JobView, type StageHandler } from '@polyvision/core';
 import { abortableSleep, type Logger, PolyvisionError, silentLogger } from '@polyvision/shared';
+import { checkCameraFile } from './check-input.ts';
 import { type CollectedOutputs, collectOutputs, type StoredOutput } from './collect.ts';
 import { nothingDetectedHint } from './detect-hint.ts';
 import { type DetectorSummary, detectorSummaryOf, detectWarningsOf } from './detector-summary.ts';
@@ -155,7 +156,11 @@ export async function runDemo(
       cameraPaths = sample.cameraPaths;
       calibrationPath = sample.calibrationPath;
       end(sample.generated ? `generated ${sample.dir}` : `cached ${sample.dir}`);
-    } else end(`${cameraPaths.length} camera file(s)`);
+    } else {
+      // A camera file that is not a whole video fails here, naming it, before anything is started.
+      for (const path of cameraPaths) await checkCameraFile(path, signal);
+      end(`${cameraPaths.length} camera file(s)`);
+    }
 
     // 2. The core site.
     begin('start');
