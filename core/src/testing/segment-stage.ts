@@ -7,7 +7,7 @@ import type { StageHandler } from '../workers/runtime/stage-handler.ts';
 /**
  * TEST DOUBLE — not a real stage. Runs one stage on one segment of a match
  * job: records the run in `test_segment_runs` (segment index, attempt,
- * which carry it read, whether the segment was final), sleeps, and returns
+ * which carry it read, whether the segment was final, the task's params), sleeps, and returns
  * an output plus, for every stage, a `<stage>-carry` artifact whose key
  * names the segment (`…/<stage>/carry-<index>`), so tests see which carry a
  * sequential stage's next segment read. Nothing is stored: the refs are shapes.
@@ -18,6 +18,8 @@ export interface SegmentStageOptions {
   sleepMs?: number | ((stage: Stage, index: number) => number);
   /** Fail with a non-retriable error when it returns true. */
   failPermanently?: (stage: Stage, index: number) => boolean;
+  /** Stats a run reports beside its `segment_index` (as a real stage's, e.g. detect's `person_height_px`). */
+  stats?: (stage: Stage, index: number) => Record<string, number>;
 }
 
 /** Creates `test_segment_runs` (idempotent). */
@@ -35,6 +37,7 @@ export async function ensureSegmentRunsTable(db: Database): Promise<void> {
        carry_from integer,
        gap_s double precision,
        worker_id text NOT NULL,
+       params jsonb,
        started_at timestamptz NOT NULL DEFAULT now(),
        finished_at timestamptz
      )`,
@@ -42,7 +45,7 @@ export async function ensureSegmentRunsTable(db: Database): Promise<void> {
   // A table made before these columns existed (a kept local database).
   await db.exec(
     `ALTER TABLE test_segment_runs ADD COLUMN IF NOT EXISTS carry_from integer,
-       ADD COLUMN IF NOT EXISTS gap_s double precision`,
+       ADD COLUMN IF NOT EXISTS gap_s double precision, ADD COLUMN IF NOT EXISTS params jsonb`,
   );
 }
 
@@ -65,8 +68,8 @@ export function segmentStage(stage: Stage, options: SegmentStageOptions, workerI
       const carry = task.inputs.find((i) => i.kind === carryKind(stage));
       const inserted = await options.db.query<{ id: string }>(
         `INSERT INTO test_segment_runs (task_message_id, job_id, stage, segment_index, attempt, final, carry_key,
-           carry_from, gap_s, worker_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+           carry_from, gap_s, worker_id, params)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
         [
           task.message_id,
           task.job_id,
@@ -78,6 +81,7 @@ export function segmentStage(stage: Stage, options: SegmentStageOptions, workerI
           task.segment?.carry_from ?? null,
           task.segment?.gap_s ?? null,
           workerId,
+          JSON.stringify(task.params),
         ],
       );
       const sleepMs = typeof options.sleepMs === 'function' ? options.sleepMs(stage, index) : (options.sleepMs ?? 20);
@@ -92,7 +96,7 @@ export function segmentStage(stage: Stage, options: SegmentStageOptions, workerI
       const base = `${task.organization_id}/${task.match_id}/${stage}`;
       return {
         outputs: [ref(stage, `${base}/out-${index}`), ref(carryKind(stage), `${base}/carry-${index}`)],
-        stats: { segment_index: index },
+        stats: { segment_index: index, ...options.stats?.(stage, index) },
       };
     },
   };

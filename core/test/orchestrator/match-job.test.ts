@@ -418,5 +418,38 @@ describe.skipIf(pg.skip)(
       );
       expect((await reconciler.reconcile()).idleMatchesClosed).toEqual([]);
     });
+
+    it('hands the person height its first detect runs measured (their median) to the later segments', async () => {
+      const h = await world();
+      await h.startOrchestrator();
+      // Segments 0 and 1 measure 20 and 24 px (as detect's first pass reports it in its stats).
+      await startWorker(h, ALL_STAGES, {
+        stats: (stage, index): Record<string, number> =>
+          stage === 'detect' && index < 2 ? { person_height_px: 20 + 4 * index } : {},
+      });
+      const match = 'one-plan';
+      const jobId = await segment(h, match, 0);
+      await segment(h, match, 1);
+      for (const k of [0, 1])
+        await waitFor(async () => (await stageStatus(h, jobId, 'detect', k))?.status === 'completed');
+      await segment(h, match, 2);
+      await h.client.end(ref(match), 'marker', BASE_SLOT + 2);
+      await h.waitForStatus([jobId], 'completed');
+      const params = async (index: number) =>
+        (
+          await h.db.query<{ params: Record<string, unknown> }>(
+            `SELECT params FROM test_segment_runs WHERE job_id = $1 AND stage = 'detect' AND segment_index = $2`,
+            [jobId, index],
+          )
+        ).rows[0]!.params;
+      expect((await params(0)).person_height_px).toBeUndefined();
+      expect((await params(2)).person_height_px).toBe(22);
+      // Other stages are not given it.
+      const track = await h.db.query<{ params: Record<string, unknown> }>(
+        `SELECT params FROM test_segment_runs WHERE job_id = $1 AND stage = 'track' AND segment_index = 2`,
+        [jobId],
+      );
+      expect(track.rows[0]!.params.person_height_px).toBeUndefined();
+    });
   },
 );

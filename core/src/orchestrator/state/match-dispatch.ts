@@ -71,7 +71,10 @@ export async function dispatchSegmentTask(
     attempt,
     model_version: row.model_version,
     inputs: inputsOf(state, row),
-    params: { idempotency_key: segmentIdempotencyKey(job, row.stage, row.model_version, row.segment_index) },
+    params: {
+      idempotency_key: segmentIdempotencyKey(job, row.stage, row.model_version, row.segment_index),
+      ...(row.stage === 'detect' ? matchPersonHeight(state, row.model_version) : {}),
+    },
     segment: {
       index: row.segment_index,
       start_s: segment.start_s ?? 0,
@@ -128,4 +131,23 @@ function carryFromOf(state: MatchState, index: number, startS: number): { carry_
   const before = state.segments.get(previous);
   const endS = (before?.start_s ?? 0) + (before?.duration_s ?? 0);
   return { carry_from: previous, gap_s: Math.max(0, Math.round((startS - endS) * 1000) / 1000) };
+}
+
+/**
+ * The person height (source px) a match's detect tasks plan their tiles for once one of its segments
+ * measured it: the median of the `person_height_px` its completed detect runs (same model) report.
+ * A segment given it skips detect's first pass (4 frames decoded by seeking and inferred at the
+ * native scale) and every segment keeps one tile plan, so detections do not change scale from one
+ * segment to the next. Nothing yet measured (the first segments, in parallel): none, each measures.
+ */
+export function matchPersonHeight(state: MatchState, modelVersion: string): { person_height_px?: number } {
+  const heights = state.rows
+    .filter((r) => r.stage === 'detect' && r.status === 'completed' && r.model_version === modelVersion)
+    .map((r) => r.stats?.person_height_px)
+    .filter((h): h is number => typeof h === 'number' && h > 0)
+    .sort((a, b) => a - b);
+  if (heights.length === 0) return {};
+  const mid = heights.length >> 1;
+  const median = heights.length % 2 === 1 ? heights[mid]! : (heights[mid - 1]! + heights[mid]!) / 2;
+  return { person_height_px: Math.round(median * 10) / 10 };
 }

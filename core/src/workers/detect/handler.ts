@@ -205,6 +205,9 @@ export async function createStageHandler(
           signal,
         );
         reportProgress(1);
+        // Only a height this run measured (its first pass), not one it was given.
+        const tiling = summary.header.tiling;
+        const personHeightPx = tiling?.source === 'estimated' ? tiling.personHeightPx : undefined;
         return {
           outputs: [ref],
           stats: {
@@ -213,6 +216,9 @@ export async function createStageHandler(
             frames_per_second: Math.round(summary.framesPerSecond * 10) / 10,
             tiles: summary.header.model.tiles,
             warnings: summary.warnings.length,
+            // The person height this run measured: the orchestrator hands it to the match's later
+            // segments, which then skip the first pass and keep one tile plan (match-dispatch.ts).
+            ...(personHeightPx !== undefined ? { person_height_px: Math.round(personHeightPx * 10) / 10 } : {}),
           },
         };
       }, ioConfig.workDir);

@@ -90,6 +90,13 @@ describe.skipIf(missing)('the five stages as worker handlers on walking.mp4 (one
       // A re-run writes the same bytes under the same key.
       const again = await run(detect, task('detect', [panorama]));
       expect(again.result.outputs[0]!.sha256).toBe(d.result.outputs[0]!.sha256);
+      // The person height its first pass measured is in the stats (the orchestrator hands it to a
+      // match's later segments).
+      const header = JSON.parse(
+        (await readFile(join(root, 'store', d.result.outputs[0]!.object_key), 'utf8')).split('\n')[0]!,
+      );
+      expect(header.tiling.source).toBe('estimated');
+      expect(d.result.stats!.person_height_px).toBeCloseTo(header.tiling.personHeightPx, 0);
       // Another model version cannot be served by this worker.
       await expect(run(detect, task('detect', [panorama], 'yolo11x-2027'))).rejects.toEqual(
         expect.objectContaining({ code: 'model_version_unavailable', retriable: false }),
@@ -124,6 +131,16 @@ describe.skipIf(missing)('the five stages as worker handlers on walking.mp4 (one
       expect(e.result.outputs.map((o) => o.kind)).toEqual(['hls', 'hls-playlist', 'poster']);
       const master = await readFile(join(root, 'store', e.result.outputs[0]!.object_key), 'utf8');
       expect(master).toMatch(/RESOLUTION=640x360/);
+
+      // Last (it writes the same key): a run given a person height skips the first pass and reports none.
+      const given = task('detect', [panorama]);
+      given.params.person_height_px = 70;
+      const hinted = await run(detect, given);
+      expect(hinted.result.stats!.person_height_px).toBeUndefined();
+      const hintedHeader = JSON.parse(
+        (await readFile(join(root, 'store', hinted.result.outputs[0]!.object_key), 'utf8')).split('\n')[0]!,
+      );
+      expect(hintedHeader.tiling).toMatchObject({ source: 'hint', personHeightPx: 70 });
     } finally {
       await detect.close?.();
     }
