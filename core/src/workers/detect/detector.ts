@@ -148,6 +148,7 @@ export class Detector {
     const { session, executionProvider } = await openSession(model.path, compiled.executionProvider, {
       logger,
       intraOpNumThreads: compiled.intraOpNumThreads,
+      threadSpinning: compiled.threadSpinning,
     });
     try {
       const meta = session.inputMetadata[0];

@@ -109,6 +109,8 @@ export const detectEnvSchema = z.object({
   DETECT_PERSON_HEIGHT_PX: optionalNumber(2, 4000),
   DETECT_MODEL_PERSON_HEIGHT_PX: optionalNumber(2, 4000),
   DETECT_EXECUTION_PROVIDER: envEnum(['auto', 'cpu', 'cuda'] as const, 'auto'),
+  /** onnxruntime's intra-op threads busy-wait between operators (`DetectOptions.threadSpinning`). */
+  DETECT_ORT_SPINNING: envEnum(['on', 'off'] as const, 'off'),
 });
 
 /**
@@ -138,6 +140,7 @@ export async function detectOptionsFromEnv(env: z.infer<typeof detectEnvSchema>)
     layout: env.DETECT_MODEL_LAYOUT,
     classMap: env.DETECT_CLASS_MAP,
     executionProvider: env.DETECT_EXECUTION_PROVIDER,
+    threadSpinning: env.DETECT_ORT_SPINNING === 'on',
     tiling,
     ...(env.DETECT_SCORE_THRESHOLD !== undefined ? { scoreThreshold: env.DETECT_SCORE_THRESHOLD } : {}),
     ...(card ? { classScoreFloors: card.scoreFloors, confidentScore: card.tracker.high } : {}),

@@ -53,6 +53,42 @@ describe('Detector with a YOLOv8-layout model', () => {
   });
 });
 
+describe('Detector: onnxruntime threads sleeping or spinning between operators', () => {
+  it('opens and infers the same with either (session.intra_op.allow_spinning), and refuses a bad value', async () => {
+    const N = 84;
+    const values = new Float32Array(6 * N);
+    values[7] = 32;
+    values[N + 7] = 32;
+    values[2 * N + 7] = 10;
+    values[3 * N + 7] = 20;
+    values[5 * N + 7] = 0.8;
+    const modelPath = join(dir, 'spin.onnx');
+    await writeFile(modelPath, constantModel(64, [1, 6, N], values));
+    const clip = await makeClip(join(dir, 'spin.mp4'), 'testsrc2=size=64x64:rate=10', 1);
+    const boxes: unknown[] = [];
+    for (const threadSpinning of [false, true]) {
+      const detector = await Detector.open({
+        model: { path: modelPath },
+        modelVersion: 'const-spin',
+        classMap: { 1: 'ball' },
+        threadSpinning,
+      });
+      try {
+        const outputPath = join(dir, `spin-${threadSpinning}.jsonl`);
+        await runDetect({ inputPath: clip, outputPath, detector, minDurationMs: 0 });
+        boxes.push((await readDetectionsFile(outputPath)).frames.map((f) => f.detections));
+      } finally {
+        await detector.close();
+      }
+    }
+    expect((boxes[0] as unknown[][])[0]).toEqual([{ class: 'ball', score: 0.8, box: [27, 22, 37, 42] }]);
+    expect(boxes[1]).toEqual(boxes[0]);
+    await expect(
+      Detector.open({ model: { path: modelPath }, modelVersion: 'x', threadSpinning: 'yes' as never }),
+    ).rejects.toMatchObject({ code: 'detect_options_invalid', message: expect.stringMatching(/threadSpinning/) });
+  });
+});
+
 describe('Detector on a wide panorama (tiling)', () => {
   it('runs every tile and maps each tile’s boxes back to panorama pixels', async () => {
     // The model sees the same box (model px (27,22)-(37,42)) in every 64×64 input.

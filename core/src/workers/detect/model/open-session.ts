@@ -13,7 +13,8 @@ export interface OpenSession {
 }
 
 /**
- * Opens an onnxruntime session. With `'auto'`, tries CUDA first and falls
+ * Opens an onnxruntime session (graph optimisations on; intra-op threads sleep between operators
+ * unless `threadSpinning`, see `DetectOptions.threadSpinning`). With `'auto'`, tries CUDA first and falls
  * back to CPU when the CUDA provider cannot load (no GPU, no CUDA libraries:
  * the onnxruntime-node GPU binaries are not downloaded on these hosts); the
  * provider taken is logged.
@@ -25,13 +26,15 @@ export interface OpenSession {
 export async function openSession(
   modelPath: string,
   preference: ExecutionProvider | 'auto',
-  options: { logger?: Logger; intraOpNumThreads?: number } = {},
+  options: { logger?: Logger; intraOpNumThreads?: number; threadSpinning?: boolean } = {},
 ): Promise<OpenSession> {
   const logger = options.logger ?? silentLogger;
   const base: ort.InferenceSession.SessionOptions = {
     graphOptimizationLevel: 'all',
     logSeverityLevel: 3,
     ...(options.intraOpNumThreads ? { intraOpNumThreads: options.intraOpNumThreads } : {}),
+    // Session config entry `session.intra_op.allow_spinning` (the Node binding joins nested keys with dots).
+    extra: { session: { intra_op: { allow_spinning: options.threadSpinning ? '1' : '0' } } },
   };
   // Without an NVIDIA device node, CUDA cannot load; skip the attempt (and onnxruntime's loud error line).
   const gpuPresent = existsSync('/dev/nvidiactl') || existsSync('/dev/nvidia0');

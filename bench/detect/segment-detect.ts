@@ -1,0 +1,115 @@
+/**
+ * The detect stage handler on one segment of a synthetic match, for the detect benches
+ * (first-pass.ts, ort-spinning.ts): the generator's own panorama of 3 cameras (seed 7, 8 s, cached
+ * under `.work/`), cut to a segment (re-encoded, x264 veryfast), in a local artifact store.
+ */
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createStageHandler as detectHandler } from '../../core/src/workers/detect/handler.ts';
+import { digestFile, LocalArtifactIo } from '../../core/src/workers/detect/index.ts';
+import { type ArtifactRef, generateMatch, type StageTask, silentLogger } from '../../shared/src/index.ts';
+import { cpuSeconds } from '../segments/cpu-time.ts';
+
+const run = promisify(execFile);
+
+/** One detect run: CPU seconds (this process + reaped ffmpeg children), wall seconds, what it planned. */
+export interface DetectRun {
+  cpuS: number;
+  wallS: number;
+  tiling: Record<string, unknown>;
+  /** The person height the run measured (its stats), if it measured one. */
+  personHeightPx: number | undefined;
+}
+
+/** A detect stage handler as a worker ships it (10 analysed fps, the default model) over a segment. */
+export interface SegmentDetect {
+  detect(params?: Record<string, unknown>): Promise<DetectRun>;
+  close(): Promise<void>;
+}
+
+/** The generator's panorama of a 3-camera match with `cameraWidth`-px cameras (16:9), 8 s. */
+async function panoramaOf(cameraWidth: number): Promise<string> {
+  const dir = join('.work', `bench-synth-7-8s-${cameraWidth}`);
+  const done = await stat(join(dir, 'manifest.json')).then(
+    () => true,
+    () => false,
+  );
+  if (!done) {
+    const heightPx = Math.round((cameraWidth * 9) / 16 / 2) * 2;
+    await generateMatch({ outDir: dir, seed: 7, durationS: 8, widthPx: cameraWidth, heightPx, panoramaVideo: true });
+  }
+  return join(dir, 'panorama.mp4');
+}
+
+/**
+ * Opens the detect handler (its own variables from `env`, e.g. `DETECT_ORT_SPINNING`) over the first
+ * `segmentS` seconds of the panorama of `cameraWidth`-px cameras.
+ */
+export async function openSegmentDetect(
+  cameraWidth: number,
+  segmentS: number,
+  env: Record<string, string> = {},
+): Promise<SegmentDetect> {
+  const root = await mkdtemp(join(tmpdir(), 'pv-segment-detect-'));
+  const store = join(root, 'store');
+  const io = new LocalArtifactIo(store);
+  const handler = await detectHandler(
+    { env: { WORKER_WORK_DIR: join(root, 'work'), DETECT_ANALYSIS_FPS: '10', ...env } } as never,
+    { io },
+  );
+  const segment = join(root, 'segment.mp4');
+  const cut = ['-v', 'error', '-y', '-i', await panoramaOf(cameraWidth), '-t', String(segmentS), '-an'];
+  await run('ffmpeg', [...cut, '-c:v', 'libx264', '-preset', 'veryfast', segment]);
+  const key = `org/segment-${cameraWidth}/panorama.mp4`;
+  await mkdir(join(store, key, '..'), { recursive: true });
+  await copyFile(segment, join(store, key));
+  const d = await digestFile(segment);
+  const ref: ArtifactRef = {
+    kind: 'panorama',
+    storage_id: 'local',
+    object_key: key,
+    size_bytes: d.sizeBytes,
+    sha256: d.sha256,
+  };
+  return {
+    async detect(params = {}) {
+      const task: StageTask = {
+        type: 'stage.task',
+        message_id: crypto.randomUUID(),
+        job_id: 'segment-detect',
+        organization_id: 'org',
+        match_id: 'segment-detect',
+        created_at: new Date().toISOString(),
+        stage: 'detect',
+        attempt: 1,
+        model_version: 'default',
+        inputs: [ref],
+        params,
+      };
+      const cpu0 = cpuSeconds();
+      const started = performance.now();
+      const result = await handler.run({
+        task,
+        signal: new AbortController().signal,
+        reportProgress: () => {},
+        logger: silentLogger,
+      });
+      const wallS = (performance.now() - started) / 1000;
+      const cpuS = cpuSeconds() - cpu0;
+      const out = result.outputs.find((o) => o.kind === 'detections')!;
+      const header = JSON.parse((await readFile(join(store, out.object_key), 'utf8')).split('\n')[0]!);
+      return { cpuS, wallS, tiling: header.tiling, personHeightPx: result.stats?.person_height_px };
+    },
+    async close() {
+      await handler.close?.();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The median of a non-empty list. */
+export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+export const round3 = (x: number): number => Math.round(x * 1000) / 1000;
