@@ -13,11 +13,11 @@
  *
  * Writes bench/results/detect-ort-spinning.json.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { spawnChild } from '../../shared/src/index.ts';
 import { median, openSegmentDetect, round3 } from './segment-detect.ts';
 
 const { values } = parseArgs({
@@ -44,31 +44,25 @@ if (values.child) {
   process.exit(0);
 }
 
-/** Runs `count` children with `spinning` at once; their runs and the wall time until all are done. */
+/** Runs `count` children with `spinning` at once (they die with this process); their runs and the wall time until all are done. */
 async function children(spinning: 'on' | 'off', count: number) {
   const started = performance.now();
   const outputs = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<{ cpuS: number; wallS: number }[]>((resolve, reject) => {
-          const child = spawn(
-            process.execPath,
-            [fileURLToPath(import.meta.url), '--child', spinning, '--runs', String(runs)],
-            { stdio: ['ignore', 'pipe', 'ignore'] },
-          );
-          let text = '';
-          child.stdout.on('data', (c: Buffer) => {
-            text += c.toString();
-          });
-          child.on('error', reject);
-          child.on('close', (code) =>
-            code === 0
-              ? resolve(JSON.parse(text.trim().split('\n').at(-1)!))
-              : reject(new Error(`child exited ${code}`)),
-          );
-        }),
-    ),
+    Array.from({ length: count }, async () => {
+      const child = spawnChild(process.execPath, [
+        fileURLToPath(import.meta.url),
+        '--child',
+        spinning,
+        '--runs',
+        String(runs),
+      ]);
+      let text = '';
+      child.stdout?.on('data', (c: Buffer) => {
+        text += c.toString();
+      });
+      await child.done;
+      return JSON.parse(text.trim().split('\n').at(-1)!) as { cpuS: number; wallS: number }[];
+    }),
   );
   return { runs: outputs.flat(), wallS: (performance.now() - started) / 1000 };
 }

@@ -83,8 +83,8 @@ export interface DetectOptions {
    * Whether onnxruntime's intra-op threads spin (busy-wait) for work between operators instead of
    * sleeping (`session.intra_op.allow_spinning`, onnxruntime_session_options_config_keys.h;
    * onnxruntime's own default is to spin). Spinning buys latency with CPU that a shared host's other
-   * processes need: off, detect on a 4 s segment alone takes ×0.79 the CPU and ×0.91 the wall time,
-   * and two detect processes on 2 cores are both done in ×0.77 the time (bench/README.md). @defaultValue false
+   * processes need: off, detect on a 4 s segment alone takes ×0.79–0.90 the CPU (less on a busy host),
+   * and two detect processes on 2 cores are both done in ×0.77–0.79 the time (bench/README.md). @defaultValue false
    */
   threadSpinning?: boolean;
 }
