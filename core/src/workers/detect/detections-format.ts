@@ -42,7 +42,8 @@ export const TORSO_APPEARANCE = 'torso-rgb-64';
 /** `DetectionsHeader.torsoColour` of a file whose person boxes carry `measureTorso`'s mean colour. */
 export const TORSO_MEAN_RGB = 'torso-mean-rgb';
 
-const rgb = z.tuple([z.number().int(), z.number().int(), z.number().int()]);
+/** An RGB colour, each channel an integer 0–255 (a torso's mean colour). */
+export const RgbSchema = z.tuple([z.number().int(), z.number().int(), z.number().int()]);
 
 export const DetectionSchema = z.object({
   class: z.enum(DETECTION_CLASSES),
@@ -58,7 +59,7 @@ export const DetectionSchema = z.object({
    * saw the frame at the source size; absent for the ball, boxes with fewer than 4 torso pixels, frames
    * decoded smaller and files written before 2026-11-29.
    */
-  torso: rgb.optional(),
+  torso: RgbSchema.optional(),
 });
 export type Detection = z.output<typeof DetectionSchema>;
 

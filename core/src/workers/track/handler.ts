@@ -29,7 +29,7 @@ import { writeBallTrackFile } from './ball/ball-track-format.ts';
 import { modelCardThresholds } from './model-card.ts';
 import { pitchRegionOf } from './pitch-region.ts';
 import { trackClip, writeTracksFile } from './run-track.ts';
-import { trackCarryAcrossGap, trackCarryAtRate, trackCarrySchema } from './tracker-carry.ts';
+import { analysedAtOtherRate, trackCarryAcrossGap, trackCarryAtRate, trackCarrySchema } from './tracker-carry.ts';
 
 /** The repository's default detector (its model card, `metrics.json`, sits beside it). */
 const DEFAULT_MODEL_PATH = fileURLToPath(
@@ -96,7 +96,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
         const carried = await readCarry(task, trackCarrySchema, io, dir, signal);
         const fps = detections.header.analysisFps;
         const carry = carried && trackCarryAtRate(trackCarryAcrossGap(carried, task.segment?.gap_s ?? 0, fps), fps);
-        const carriedOtherRate = carried?.analysisFps !== undefined && carried.analysisFps !== fps;
+        const carriedOtherRate = carried !== null && analysedAtOtherRate(carried, fps);
         if (carriedOtherRate) {
           context.logger?.warn(
             { match: task.match_id, segment: task.segment?.index, carriedFps: carried?.analysisFps, fps },

@@ -75,6 +75,11 @@ export function trackCarryAcrossGap(carry: TrackCarry, gapS: number, fps: number
  * @returns `carry` itself when the rates agree or the carry does not say its rate.
  */
 export function trackCarryAtRate(carry: TrackCarry, fps: number): TrackCarry {
-  if (carry.analysisFps === undefined || carry.analysisFps === fps) return carry;
+  if (!analysedAtOtherRate(carry, fps)) return carry;
   return { ...carry, tracker: { ...carry.tracker, tracks: [] }, ball: undefined };
+}
+
+/** Whether the carry says its segment was analysed at a rate other than `fps` (older carries do not say). */
+export function analysedAtOtherRate(carry: TrackCarry, fps: number): boolean {
+  return carry.analysisFps !== undefined && carry.analysisFps !== fps;
 }

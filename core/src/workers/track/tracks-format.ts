@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { PolyvisionError } from '@polyvision/shared';
 import { z } from 'zod';
 import { DETECTION_CLASSES } from '../detect/detect-options.ts';
-import { DetectionsHeaderSchema } from '../detect/detections-format.ts';
+import { DetectionsHeaderSchema, RgbSchema } from '../detect/detections-format.ts';
 
 /**
  * The tracks file: one JSON document (UTF-8).
@@ -31,7 +31,7 @@ export const TrackFrameSchema = z.object({
    * The torso's mean colour (RGB 0–255) that the detect stage measured for the box this frame took
    * (`Detection.torso`); absent on interpolated frames and when not measured.
    */
-  torso: z.tuple([z.number().int(), z.number().int(), z.number().int()]).optional(),
+  torso: RgbSchema.optional(),
 });
 export type TrackFrame = z.output<typeof TrackFrameSchema>;
 
