@@ -307,7 +307,8 @@ describe('local cluster', () => {
     const pids = state.processes.map((p) => p.pid);
     const down = await clusterDown(options);
     expect(Object.keys(down.stopped).sort()).toEqual(state.processes.map((p) => p.name).sort());
-    for (const outcome of Object.values(down.stopped)) expect(outcome).toBe('stopped');
+    for (const [name, outcome] of Object.entries(down.stopped))
+      expect(outcome, `${name}\n${progress.join('\n')}`).toBe('stopped');
     expect(down.leftoversKilled).toEqual([]);
     for (const pid of pids) {
       const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);

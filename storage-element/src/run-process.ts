@@ -1,19 +1,22 @@
-import { ConfigError, createLogger } from '@polyvision/shared';
+import { ConfigError, createLogger, shutdownDeadlineMs, untilStopSignal } from '@polyvision/shared';
 import { loadStorageElementConfig } from './config.ts';
 import { startStorageElement } from './storage-element.ts';
 
 /**
  * Runs an SE until SIGTERM/SIGINT: loads config from `env`, starts, prints
  * `storage element listening` (JSON log on stderr), and on a signal closes
- * (no new requests, in-flight ones get 2 s) and resolves.
+ * (no new requests, in-flight ones get 2 s) and resolves; a close that
+ * takes longer than the shutdown deadline exits 1 (`untilStopSignal`).
  *
  * @returns the exit status: 0 after a clean close, 2 on a configuration error, 1 when start fails.
  */
 export async function runStorageElementProcess(env: Record<string, string | undefined> = process.env): Promise<number> {
   const logger = createLogger('storage-element');
   let config: ReturnType<typeof loadStorageElementConfig>;
+  let deadlineMs: number;
   try {
     config = loadStorageElementConfig(env);
+    deadlineMs = shutdownDeadlineMs(env);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`configuration error: ${error.message}\n`);
@@ -21,6 +24,7 @@ export async function runStorageElementProcess(env: Record<string, string | unde
     }
     throw error;
   }
+  const stopping = untilStopSignal({ deadlineMs, logger });
   let se: Awaited<ReturnType<typeof startStorageElement>>;
   try {
     se = await startStorageElement(config, { logger });
@@ -30,15 +34,11 @@ export async function runStorageElementProcess(env: Record<string, string | unde
   }
   // One line on stdout that supervisors and tests can wait for.
   process.stdout.write(`${JSON.stringify({ event: 'listening', url: se.url, storage_id: config.storageId })}\n`);
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      logger.info({ signal }, 'closing storage element');
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  const stop = await stopping;
+  logger.info({ signal: stop.signal }, 'closing storage element');
+  stop.step('finish requests, close');
   await se.close();
+  stop.closed();
   logger.info('storage element closed');
   return 0;
 }

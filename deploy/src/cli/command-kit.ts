@@ -1,8 +1,14 @@
-import { ConfigError } from '@polyvision/shared';
+import {
+  ConfigError,
+  type ShutdownDeadlineLogger,
+  type StopSignal,
+  shutdownDeadlineMs,
+  untilStopSignal,
+} from '@polyvision/shared';
 
 /**
  * What the CLI commands share: argument parsing with the usage exit, the
- * configuration exit, waiting for SIGTERM/SIGINT, and hiding the one kafkajs
+ * configuration exit, the stop signal with its shutdown deadline, and hiding the one kafkajs
  * warning. Exit statuses follow the commands' help texts: 0 ok (and --help),
  * 2 usage or configuration error.
  */
@@ -57,12 +63,19 @@ export function loadCommandConfig<T>(load: () => T): T | typeof USAGE_EXIT {
   }
 }
 
-/** Resolves with the first SIGTERM or SIGINT this process receives (a service command's end). */
-export function untilStopSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
+/**
+ * Starts listening for SIGTERM/SIGINT (`untilStopSignal`) with the deadline
+ * of `SHUTDOWN_DEADLINE_MS` from `env`. Call it before the service starts:
+ * a bad value is a configuration exit (2) before anything is open, and a
+ * signal during the start is not lost.
+ */
+export function listenForStop(
+  env: Record<string, string | undefined>,
+  logger: ShutdownDeadlineLogger,
+): Promise<StopSignal> | typeof USAGE_EXIT {
+  const deadline = loadCommandConfig(() => ({ ms: shutdownDeadlineMs(env) }));
+  if (typeof deadline === 'number') return deadline;
+  return untilStopSignal({ deadlineMs: deadline.ms, logger });
 }
 
 /**

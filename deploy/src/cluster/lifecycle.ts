@@ -196,8 +196,19 @@ async function stopRecorded(
     const tier = state?.processes.filter((p) => p.role === role) ?? [];
     await Promise.all(
       tier.map(async (record) => {
-        if (await isAlive(record.pid)) onProgress(`${record.name}: stopping (pid ${record.pid})`);
+        if (!(await isAlive(record.pid))) {
+          stopped[record.name] = 'not_running';
+          return;
+        }
+        onProgress(`${record.name}: stopping (pid ${record.pid})`);
+        const startedAt = performance.now();
         stopped[record.name] = await stopProcess(record.pid, graceMs);
+        const tookMs = Math.round(performance.now() - startedAt);
+        onProgress(
+          stopped[record.name] === 'killed'
+            ? `${record.name}: still running ${graceMs} ms after SIGTERM, killed (log: ${record.logFile})`
+            : `${record.name}: stopped in ${tookMs} ms`,
+        );
       }),
     );
   }

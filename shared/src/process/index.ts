@@ -9,3 +9,4 @@ export * from './pdeathsig.ts';
 export * from './read-frames.ts';
 export * from './spawn-child.ts';
 export * from './stderr-tail.ts';
+export * from './stop-signal.ts';

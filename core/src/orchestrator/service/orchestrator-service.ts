@@ -17,8 +17,12 @@ export interface OrchestratorService {
   orchestrator: Orchestrator;
   http: RunningServer;
   connections: Connections;
-  /** Graceful stop: leaves the group (partitions move at once), stops the reconciler and HTTP. */
-  close(): Promise<void>;
+  /**
+   * Graceful stop: leaves the group (partitions move at once), stops the
+   * reconciler and HTTP. `onStep` hears each step's name as it begins (for
+   * the shutdown deadline's report).
+   */
+  close(onStep?: (label: string) => void): Promise<void>;
 }
 
 /**
@@ -138,12 +142,18 @@ export async function startOrchestratorService(
     orchestrator,
     http,
     connections,
-    async close() {
+    async close(onStep = () => {}) {
+      onStep('consumer group and outbox');
       await orchestrator.close();
+      onStep('reconciler leadership');
       await schedule.stop();
+      onStep('command producer');
       await producer.close();
+      onStep('HTTP server');
       await http.close();
+      onStep('idempotency cache');
       await idempotency.close().catch(() => {});
+      onStep('bus, Redis and database connections');
       await connections.close();
     },
   };

@@ -10,8 +10,8 @@ import {
   recordingWindow,
   type UploadProgressBar,
 } from '@polyvision/edge';
-import { createLogger, PolyvisionError, ValidationError } from '@polyvision/shared';
-import { parseCommandLine, untilStopSignal } from '../command-kit.ts';
+import { createLogger, PolyvisionError, type StopSignal, ValidationError } from '@polyvision/shared';
+import { listenForStop, parseCommandLine } from '../command-kit.ts';
 import { runCalibrate } from './edge-calibrate.ts';
 
 const HELP = `Usage: pnpm polyvision edge --config edge.json [options]
@@ -53,6 +53,8 @@ export async function run(argv: string[]): Promise<number> {
     recordNow = { matchId: values['match-id'], durationS };
   }
   const logger = createLogger('edge');
+  const stopping = listenForStop(process.env, logger);
+  if (typeof stopping === 'number') return stopping;
   let bar: UploadProgressBar | null = null;
   let node: EdgeNode;
   try {
@@ -72,8 +74,12 @@ export async function run(argv: string[]): Promise<number> {
       ? 2
       : 1;
   }
+  let stop = null as StopSignal | null; // set by the signal handler below
   const stopped = new Promise<void>((resolve) => {
-    untilStopSignal().then(() => resolve());
+    stopping.then((signalled) => {
+      stop = signalled;
+      resolve();
+    });
     if (values['exit-when-idle']) {
       const timer = setInterval(() => {
         const now = Date.now();
@@ -88,7 +94,9 @@ export async function run(argv: string[]): Promise<number> {
     }
   });
   await stopped;
+  stop?.step('stop recording, pause uploads (the spool keeps them), close');
   await node.close();
+  stop?.closed();
   bar?.stop();
   return 0;
 }

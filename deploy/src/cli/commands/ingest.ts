@@ -9,7 +9,7 @@ import {
   startIngest,
 } from '@polyvision/core';
 import { ConfigError, createLogger, PolyvisionError } from '@polyvision/shared';
-import { parseCommandLine, untilStopSignal } from '../command-kit.ts';
+import { listenForStop, parseCommandLine } from '../command-kit.ts';
 
 const HELP = `Usage:
   pnpm polyvision ingest [--port N] [--instance-id ID]
@@ -85,13 +85,17 @@ async function serveReplica(values: Values): Promise<number> {
   if (values['instance-id'] !== undefined) env.INGEST_INSTANCE_ID = values['instance-id'];
   const settings = loadIngestSettings(env);
   const logger = createLogger('ingest', { instance_id: settings.instanceId });
+  const stopping = listenForStop(env, logger);
+  if (typeof stopping === 'number') return stopping;
   const ingest = await startIngest(settings, logger);
   process.stdout.write(
     `${JSON.stringify({ event: 'listening', url: ingest.url, instance_id: settings.instanceId })}\n`,
   );
-  await untilStopSignal();
-  logger.info('ingest stopping');
+  const stop = await stopping;
+  logger.info({ signal: stop.signal }, 'ingest stopping');
+  stop.step('release leadership, finish requests, close connections');
   await ingest.close();
+  stop.closed();
   return 0;
 }
 

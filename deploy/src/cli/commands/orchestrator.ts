@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadOrchestratorConfig, startOrchestratorService } from '@polyvision/core';
 import { createLogger } from '@polyvision/shared';
-import { loadCommandConfig, parseCommandLine, untilStopSignal } from '../command-kit.ts';
+import { listenForStop, loadCommandConfig, parseCommandLine } from '../command-kit.ts';
 
 const HELP = `Usage: pnpm polyvision orchestrator [options]
 
@@ -57,12 +57,15 @@ export async function run(argv: string[]): Promise<number> {
   const config = loadCommandConfig(() => loadOrchestratorConfig(env));
   if (typeof config === 'number') return config;
   const logger = createLogger('orchestrator');
+  const stopping = listenForStop(env, logger);
+  if (typeof stopping === 'number') return stopping;
   const service = await startOrchestratorService(config, logger);
   process.stdout.write(
     `${JSON.stringify({ event: 'listening', url: service.http.url, instance: service.orchestrator.tuning.instanceId })}\n`,
   );
-  const signal = await untilStopSignal();
-  logger.info({ signal }, 'stopping');
-  await service.close();
+  const stop = await stopping;
+  logger.info({ signal: stop.signal }, 'stopping');
+  await service.close(stop.step);
+  stop.closed();
   return 0;
 }

@@ -8,7 +8,7 @@ import {
   startWorkerService,
 } from '@polyvision/core';
 import { createLogger, STAGES, type Stage } from '@polyvision/shared';
-import { loadCommandConfig, parseCommandLine, untilStopSignal } from '../command-kit.ts';
+import { listenForStop, loadCommandConfig, parseCommandLine } from '../command-kit.ts';
 
 const HELP = `Usage: pnpm polyvision worker --stages <list> [options]
 
@@ -75,6 +75,8 @@ export async function run(argv: string[]): Promise<number> {
   const config = loadCommandConfig(() => loadWorkerConfig(env));
   if (typeof config === 'number') return config;
   const logger = createLogger('worker');
+  const stopping = listenForStop(env, logger);
+  if (typeof stopping === 'number') return stopping;
   const service = await startWorkerService(
     config,
     async (connections): Promise<StageHandler[]> => {
@@ -89,7 +91,9 @@ export async function run(argv: string[]): Promise<number> {
     logger,
   );
   process.stdout.write(`${JSON.stringify({ event: 'started', worker: service.runtime.workerId, stages })}\n`);
-  await untilStopSignal();
+  const stop = await stopping;
+  stop.step('abort running tasks, close connections');
   await service.close();
+  stop.closed();
   return 0;
 }
