@@ -1,7 +1,7 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { PolyvisionError, resolveFfmpegPath, spawnChild } from '@polyvision/shared';
-import type { MediaBinaries } from '../detect/frames/index.ts';
+import { analysisSelectFilter, type MediaBinaries } from '../detect/frames/index.ts';
 import type { TracksFile } from '../track/tracks-format.ts';
 import type { BallPosition } from './ball-positions.ts';
 import type { CameraPath } from './camera-path.ts';
@@ -16,13 +16,25 @@ export interface TracksOverlayPlan {
   ass: string;
   /** The ffmpeg filter chain after the panorama (`setpts`), given the script's file name. */
   filter: (assFile: string) => string;
-  /** Encoder options of `overlay.mp4`: libx264 veryfast, CRF 26, yuv420p, no audio. */
+  /**
+   * Output options of `overlay.mp4`: libx264 veryfast, CRF 26, yuv420p, no audio; at the analysis
+   * rate (`-r`) when only the analysed frames are kept.
+   */
   codecArgs: string[];
+  /** Frames the overlay will have (for progress). */
+  frames: number;
 }
 
 /**
  * The overlay of the tracks on the panorama: downscaled to at most `maxWidth` pixels wide, the tracks,
- * the ball and the crop window drawn by libass from a generated ASS script (see `overlayAss`).
+ * the ball and the crop window drawn by libass from a generated ASS script (see `overlayAss`). When
+ * the tracks were analysed below the source's rate `F`, only the analysed source frames are drawn
+ * (the detect stage's `analysisSelectFilter`: the same pictures), as a constant-rate video at the
+ * analysis rate `r` — analysed frame `k` at `k / r` s, where its boxes are drawn (source time
+ * `⌈k·F/r⌉ / F`, at most one source frame later), so that the segments' overlays join end to end:
+ * every box sits on the picture it was found in — not held over the 1–2 source frames after it
+ * while the people move on — and the overlay costs ~F/r times less to scale, draw and encode
+ * (bench/README.md, vcam).
  */
 export function planTracksOverlay(params: {
   tracks: TracksFile;
@@ -36,6 +48,8 @@ export function planTracksOverlay(params: {
   const H = params.tracks.detections.source.height;
   const width = 2 * Math.floor(Math.min(W, params.maxWidth ?? 1920) / 2);
   const height = Math.max(2, 2 * Math.round((H * width) / W / 2));
+  const { analysisFps, source } = params.tracks.detections;
+  const select = analysisSelectFilter(analysisFps, source.fps);
   return {
     width,
     height,
@@ -50,8 +64,13 @@ export function planTracksOverlay(params: {
       ball: params.ball,
       pitch: params.pitch,
     }),
-    filter: (assFile) => `scale=${width}:${height},ass=${assFile}`,
-    codecArgs: ['-an', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p'],
+    filter: (assFile) =>
+      `${select ? `${select},setpts=N/(${analysisFps}*TB),` : ''}scale=${width}:${height},ass=${assFile}`,
+    codecArgs: [
+      ...(select ? ['-r', String(analysisFps)] : []),
+      ...['-an', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p'],
+    ],
+    frames: select ? params.tracks.frameCount : source.frameCount,
   };
 }
 
@@ -81,7 +100,7 @@ export async function renderTracksOverlay(params: {
   const assPath = join(dirname(params.outputPath), `overlay.${stamp}.ass`);
   const temporary = `${params.outputPath}.${stamp}.part.mp4`;
   await writeFile(assPath, plan.ass);
-  const expected = Math.max(1, params.tracks.detections.source.frameCount);
+  const expected = Math.max(1, plan.frames);
   const child = spawnChild(
     params.binaries?.ffmpegPath ?? resolveFfmpegPath(),
     [

@@ -20,7 +20,7 @@ import {
   windowAt,
 } from '../../../src/workers/vcam/index.ts';
 import { childPids, makeClip } from '../support/media.ts';
-import { movingTrack, tracksFile } from '../support/tracks.ts';
+import { detectionsHeader, movingTrack, tracksFile } from '../support/tracks.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -510,6 +510,52 @@ describe('render', () => {
         .filter((l) => /^\d/.test(l)),
     );
     expect((await readdir(dir)).filter((f) => f.includes('.part.') || f.endsWith('.ass'))).toEqual([]);
+  });
+
+  it('draws only the analysed source frames, at the analysis rate, when the tracks were analysed below the source rate', async () => {
+    const input = await makeClip(join(dir, 'wide3.mp4'), 'testsrc2=size=2560x360:rate=25', 1);
+    const analysed = 10; // analysed at 10 fps from the 25 fps clip: source frames ⌈k · 2.5⌉
+    const track = movingTrack(7, 'player', analysed, (f) => [800 + f * 25, 200], [60, 120]);
+    const tracks = {
+      ...tracksFile([track], analysed, 25, 2560, 360),
+      detections: detectionsHeader(25, 25, 2560, 360, 10),
+    };
+    const path = planCameraPath(tracks, { minCropWidthPx: 400 });
+    const pitch = { source: 'none' as const, outline: [], contains: () => true };
+    const plan = planTracksOverlay({ tracks, path, ball: [], pitch, maxWidth: 1280 });
+    expect(plan.frames).toBe(analysed);
+    const outputPath = join(dir, 'overlay-analysed.mp4');
+    await renderTracksOverlay({ inputPath: input, outputPath, tracks, path, ball: [], pitch, maxWidth: 1280 });
+    const times = (
+      await run('ffprobe', [
+        '-v',
+        'error',
+        '-select_streams',
+        'v',
+        '-show_entries',
+        'frame=pts_time',
+        '-of',
+        'csv=p=0',
+        outputPath,
+      ])
+    )
+      .toString()
+      .split('\n')
+      .filter((line) => /^\d/.test(line)) // a frame's side data comes on lines of its own
+      .map((line) => Number(line.split(',')[0]));
+    const sourceFrames = Array.from({ length: analysed }, (_, k) => Math.ceil((k * 25) / 10));
+    expect(times).toEqual(sourceFrames.map((_, k) => k / 10)); // constant rate: segments join end to end
+    expect((await ffprobe(outputPath)).durationSeconds).toBeCloseTo(1, 3);
+    // Each overlay frame is its source frame, not a neighbour (testsrc2 changes every frame; the boxes and
+    // the encoding add the same noise to every comparison).
+    const scaled = 'scale=1280:180';
+    for (const k of [1, 4, 9]) {
+      const drawn = await rgbFrame(outputPath, k, null);
+      const n = sourceFrames[k]!;
+      const own = meanAbsDiff(drawn, await rgbFrame(input, n, scaled));
+      expect(own, `k ${k}`).toBeLessThan(meanAbsDiff(drawn, await rgbFrame(input, n + 1, scaled)));
+      expect(own, `k ${k}`).toBeLessThan(meanAbsDiff(drawn, await rgbFrame(input, n - 1, scaled)));
+    }
   });
 
   it('refuses a file that is not a video and stops on abort without leftovers', async () => {
