@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type BgrImage,
   chooseTileGrid,
   classWiseNms,
   decodeYolov8,
@@ -11,6 +12,7 @@ import {
   nativeScaleGrid,
   parseTilingSetting,
   planTiles,
+  type Region,
   resolveLayout,
 } from '../../../src/workers/detect/index.ts';
 
@@ -120,6 +122,56 @@ describe('letterbox', () => {
     expect(t).toMatchObject({ scale: 0.5, regionX: 8, regionY: 8 });
     // output x=0 samples source x = 8 + 0.5 → between 80 and 90
     expect(out[0]).toBeCloseTo(85);
+  });
+
+  it('computes the same bilinear resize as a 2×2 blend per pixel, up and down, on any region', () => {
+    // The reference: OpenCV INTER_LINEAR's formula, one output pixel at a time.
+    const reference = (image: BgrImage, region: Region, rw: number, rh: number, c: number, x: number, y: number) => {
+      const clamp = (v: number, hi: number) => Math.min(Math.max(v, 0), hi);
+      const fx = clamp((x + 0.5) * (region.width / rw) - 0.5, region.width - 1);
+      const fy = clamp((y + 0.5) * (region.height / rh) - 0.5, region.height - 1);
+      const [x0, y0] = [Math.floor(fx), Math.floor(fy)];
+      const [x1, y1] = [Math.min(x0 + 1, region.width - 1), Math.min(y0 + 1, region.height - 1)];
+      const at = (px: number, py: number) => image.data[((region.y + py) * image.width + region.x + px) * 3 + c]!;
+      const [wx, wy] = [fx - x0, fy - y0];
+      return (
+        at(x0, y0) * (1 - wx) * (1 - wy) +
+        at(x1, y0) * wx * (1 - wy) +
+        at(x0, y1) * (1 - wx) * wy +
+        at(x1, y1) * wx * wy
+      );
+    };
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const image = { width: 53, height: 37, data: new Uint8Array(53 * 37 * 3) };
+    for (let i = 0; i < image.data.length; i++) image.data[i] = Math.floor(random() * 256);
+    const cases: [Region, number, number][] = [
+      [{ x: 5, y: 3, width: 20, height: 9 }, 48, 32], // up 2.4×, like the demo's tiles
+      [{ x: 0, y: 0, width: 53, height: 37 }, 24, 24], // down
+      [{ x: 30, y: 20, width: 23, height: 17 }, 64, 16], // up, wide input, letterboxed
+    ];
+    for (const [region, W, H] of cases) {
+      const cellSpec = { ...spec, inputWidth: W, inputHeight: H, placement: 'center' as const };
+      const out = new Float32Array(3 * W * H);
+      const t = letterboxInto(image, region, cellSpec, out, 0);
+      const rw = Math.round(region.width * t.scale);
+      const rh = Math.round(region.height * t.scale);
+      let worst = 0;
+      let padding = 0;
+      for (let c = 0; c < 3; c++)
+        for (let y = 0; y < H; y++)
+          for (let x = 0; x < W; x++) {
+            const got = out[c * W * H + y * W + x]!;
+            const [px, py] = [x - t.padX, y - t.padY];
+            if (px < 0 || py < 0 || px >= rw || py >= rh) padding += got === 114 ? 0 : 1;
+            else worst = Math.max(worst, Math.abs(got - reference(image, region, rw, rh, c, px, py)));
+          }
+      expect(worst, JSON.stringify(region)).toBeLessThan(1e-3);
+      expect(padding, `${JSON.stringify(region)}: pixels around the picture that are not the pad value`).toBe(0);
+    }
   });
 });
 
