@@ -69,6 +69,14 @@ export interface DetectOptions {
    */
   fitInputToTiles?: boolean;
   /**
+   * With a fitted input (`fitInputToTiles`) and tiles chosen by object scale: infer each row of tiles
+   * as one strip across the frame, at the tiles' scale — the same magnification, without the
+   * columns' overlap inferred twice or a person cut at a tile seam. Needs the model to run wider
+   * than its nominal input (probed when the session opens). `false`: tiles as planned (the
+   * baseline of bench/detect/tile-strips.ts). @defaultValue true
+   */
+  tileStrips?: boolean;
+  /**
    * Tiling by object scale (`tiling.ts`). @defaultValue `{mode: 'auto', overlapFraction: 0.15, maxTiles: 16, maxUpscale: 2}`.
    * The older `{columns: 'auto'}` means `mode: 'auto'`, `{columns: n}` `mode: 'grid'`.
    */
@@ -109,6 +117,7 @@ export const DETECT_DEFAULTS = Object.freeze({
   nmsIouThreshold: 0.45,
   nmsContainmentThreshold: 0.8,
   fitInputToTiles: true,
+  tileStrips: true,
   maxDetectionsPerFrame: 300,
   tiling: Object.freeze({
     mode: 'auto',
@@ -156,6 +165,7 @@ const schema = z.object({
   nmsIouThreshold: z.number().min(0).max(1),
   nmsContainmentThreshold: z.number().gt(0).max(1),
   fitInputToTiles: z.boolean(),
+  tileStrips: z.boolean(),
   maxDetectionsPerFrame: z.number().int().positive(),
   tiling: z.object({
     mode: z.enum(['auto', 'off', 'grid']),

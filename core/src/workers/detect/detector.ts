@@ -32,6 +32,11 @@ export interface DetectPlan {
   inputHeight: number;
   /** The grid and the source → model-input magnification of its tiles. */
   grid: TileGrid;
+  /**
+   * Decoded-frame → model-input magnification every region of `tiles` is inferred at: the grid's
+   * tile scale, also for a row's tiles joined into one strip ({@link Detector.plan}).
+   */
+  tileScale: number;
   /** Expected person height (source px) the grid was chosen for, when known. */
   personHeightPx: number | undefined;
   /**
@@ -82,6 +87,8 @@ export interface DetectorInfo {
   modelPersonHeightPx: number;
   /** Tiles are inferred at their own size ({@link DetectPlan.inputWidth}), not the nominal input. */
   inputFitted: boolean;
+  /** A row of scale-chosen tiles is inferred as one strip ({@link Detector.plan}). */
+  tileStrips: boolean;
 }
 
 /**
@@ -204,7 +211,17 @@ export class Detector {
         resolved.layout === 'yolov8' &&
         fixed(shape[2]) === undefined &&
         fixed(shape[3]) === undefined &&
-        (await runsAtSize(session, [batchSize, 3, Math.max(32, inputHeight - 32), inputWidth], logger));
+        (await runsAtSize(
+          session,
+          [batchSize, 3, Math.max(32, inputHeight - 32), inputWidth],
+          logger,
+          'tiles are fed at the nominal size',
+        ));
+      // A row of tiles as one strip: the fitted model must also run wider than its nominal input.
+      const stripsFit =
+        inputFitted &&
+        compiled.tileStrips &&
+        (await runsAtSize(session, [1, 3, inputHeight, 2 * inputWidth], logger, 'tiles are not joined into strips'));
       const yolox = resolved.layout === 'yolox';
       const spec: InputSpec = {
         inputWidth,
@@ -225,6 +242,7 @@ export class Detector {
         executionProvider,
         modelPersonHeightPx: compiled.tiling.modelPersonHeightPx ?? Math.round(0.1 * inputHeight),
         inputFitted,
+        tileStrips: stripsFit,
       };
       logger.info(info, 'detector ready');
       return new Detector(session, compiled, info, spec, resolved);
@@ -281,36 +299,54 @@ export class Detector {
     });
     grid.scale = Math.min(...tiles.map((r) => letterboxScale(r.width, r.height, this.#spec)));
     const common = { sourceWidth: width, sourceHeight: height, grid, personHeightPx: hint, gridSource };
+    if (this.info.tileStrips && (gridSource === 'hint' || gridSource === 'estimated') && grid.columns > 1) {
+      // A model that takes any input size infers each row of tiles as one strip at the tiles' scale:
+      // the same magnification, without the columns' overlap inferred twice or people cut at a seam.
+      const strips = Array.from({ length: grid.rows }, (_, r) => {
+        const first = tiles[r * grid.columns]!;
+        return { x: 0, y: first.y, width, height: first.height };
+      });
+      return this.#fitted({
+        ...common,
+        decodeWidth: width,
+        decodeHeight: height,
+        tiles: strips,
+        tileScale: grid.scale,
+      });
+    }
     if (tiles.length === 1) {
       // One tile: let ffmpeg scale to the letterboxed size, so preprocessing is a copy.
       const scale = letterboxScale(width, height, this.#spec);
       if (scale < 1) {
         const decodeWidth = Math.min(this.#spec.inputWidth, Math.round(width * scale));
         const decodeHeight = Math.min(this.#spec.inputHeight, Math.round(height * scale));
+        const region = { x: 0, y: 0, width: decodeWidth, height: decodeHeight };
         return this.#fitted({
           ...common,
           decodeWidth,
           decodeHeight,
-          tiles: [{ x: 0, y: 0, width: decodeWidth, height: decodeHeight }],
+          tiles: [region],
+          tileScale: this.#tileScale(region),
         });
       }
     }
-    return this.#fitted({ ...common, decodeWidth: width, decodeHeight: height, tiles });
+    return this.#fitted({ ...common, decodeWidth: width, decodeHeight: height, tiles, tileScale: grid.scale });
   }
 
   /** The plan with its tensor size: the model's input, or the tiles at their scale when the model takes any size. */
   #fitted(plan: Omit<DetectPlan, 'inputWidth' | 'inputHeight'>): DetectPlan {
     const { inputWidth, inputHeight } = this.#spec;
     if (!this.#fitsInput) return { ...plan, inputWidth, inputHeight };
-    const round = (px: number, cap: number) => Math.min(cap, Math.ceil(px / INPUT_SIZE_MULTIPLE) * INPUT_SIZE_MULTIPLE);
+    const round = (px: number) => Math.ceil(px / INPUT_SIZE_MULTIPLE) * INPUT_SIZE_MULTIPLE;
     let width = 0;
     let height = 0;
     for (const r of plan.tiles) {
-      const scale = this.#tileScale(r);
-      width = Math.max(width, Math.round(r.width * scale));
-      height = Math.max(height, Math.round(r.height * scale));
+      width = Math.max(width, Math.round(r.width * plan.tileScale));
+      height = Math.max(height, Math.round(r.height * plan.tileScale));
     }
-    return { ...plan, inputWidth: round(width, inputWidth), inputHeight: round(height, inputHeight) };
+    // A tile fits the nominal input (its scale is the letterbox's); a strip may be wider.
+    const cap = (px: number, nominal: number) => (px <= nominal ? Math.min(nominal, round(px)) : round(px));
+    return { ...plan, inputWidth: cap(width, inputWidth), inputHeight: cap(height, inputHeight) };
   }
 
   /** Decoded-frame → model-input magnification of a tile: the letterbox into the model's (nominal) input. */
@@ -382,6 +418,7 @@ export class Detector {
       decodeHeight: height,
       tiles,
       grid,
+      tileScale: Math.min(...tiles.map((r) => this.#tileScale(r))),
       personHeightPx: undefined,
       gridSource: 'unknown',
     });
@@ -425,7 +462,7 @@ export class Detector {
       const data = pooled >= 0 ? this.#pool.splice(pooled, 1)[0]! : new Float32Array(length);
       const items = chunk.map((item, i) => ({
         frame: item.frame,
-        transform: letterboxInto(item.image, item.region, spec, data, i * 3 * W * H, this.#tileScale(item.region)),
+        transform: letterboxInto(item.image, item.region, spec, data, i * 3 * W * H, plan.tileScale),
       }));
       batches.push({
         tensor: new ort.Tensor('float32', data, [size, 3, H, W]),
@@ -535,7 +572,12 @@ export function percentileOf(sorted: readonly number[], p: number): number {
 }
 
 /** Whether the session runs a blank input of `dims` (a symbolic-size model at a size other than its nominal one). */
-async function runsAtSize(session: ort.InferenceSession, dims: number[], logger: Logger): Promise<boolean> {
+async function runsAtSize(
+  session: ort.InferenceSession,
+  dims: number[],
+  logger: Logger,
+  otherwise: string,
+): Promise<boolean> {
   try {
     const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
     // Fatal only: a model that refuses the size is an expected answer here, logged below as a warning.
@@ -544,7 +586,7 @@ async function runsAtSize(session: ort.InferenceSession, dims: number[], logger:
   } catch (cause) {
     logger.warn(
       { dims, error: String(cause) },
-      'model input is symbolic but the model does not run at other sizes: tiles are fed at the nominal size',
+      `model input is symbolic but the model does not run at ${dims.slice(2).join('×')}: ${otherwise}`,
     );
     return false;
   }

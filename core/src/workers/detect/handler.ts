@@ -111,6 +111,8 @@ export const detectEnvSchema = z.object({
   DETECT_EXECUTION_PROVIDER: envEnum(['auto', 'cpu', 'cuda'] as const, 'auto'),
   /** onnxruntime's intra-op threads busy-wait between operators (`DetectOptions.threadSpinning`). */
   DETECT_ORT_SPINNING: envEnum(['on', 'off'] as const, 'off'),
+  /** Each row of scale-chosen tiles inferred as one strip (`DetectOptions.tileStrips`). */
+  DETECT_TILE_STRIPS: envEnum(['on', 'off'] as const, 'on'),
 });
 
 /**
@@ -141,6 +143,7 @@ export async function detectOptionsFromEnv(env: z.infer<typeof detectEnvSchema>)
     classMap: env.DETECT_CLASS_MAP,
     executionProvider: env.DETECT_EXECUTION_PROVIDER,
     threadSpinning: env.DETECT_ORT_SPINNING === 'on',
+    tileStrips: env.DETECT_TILE_STRIPS === 'on',
     tiling,
     ...(env.DETECT_SCORE_THRESHOLD !== undefined ? { scoreThreshold: env.DETECT_SCORE_THRESHOLD } : {}),
     ...(card ? { classScoreFloors: card.scoreFloors, confidentScore: card.tracker.high } : {}),
