@@ -51,8 +51,6 @@ export interface StopSignalOptions {
   deadlineMs?: number;
   /** @defaultValue a JSON line on stderr */
   logger?: ShutdownDeadlineLogger;
-  /** What the process does at the deadline. @defaultValue `process.exit(1)` */
-  exit?: (code: number) => void;
 }
 
 /**
@@ -71,7 +69,6 @@ export interface StopSignalOptions {
 export function untilStopSignal(options: StopSignalOptions = {}): Promise<StopSignal> {
   const deadlineMs = options.deadlineMs ?? SHUTDOWN_DEADLINE_MS;
   const logger = options.logger ?? stderrLogger;
-  const exit = options.exit ?? ((code: number) => process.exit(code));
   return new Promise((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
       process.off('SIGTERM', onSignal);
@@ -85,7 +82,7 @@ export function untilStopSignal(options: StopSignalOptions = {}): Promise<StopSi
             ? `closed, but still running ${deadlineMs} ms after ${signal} (open: ${activeResources.join(', ')}): exiting`
             : `still running ${deadlineMs} ms after ${signal}: exiting without finishing '${pending}'`,
         );
-        exit(1);
+        process.exit(1);
       }, deadlineMs);
       timer.unref();
       resolve({
