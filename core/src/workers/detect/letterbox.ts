@@ -63,7 +63,7 @@ export function letterboxInto(
   const plane = W * H;
   const pad = spec.padValue * spec.valueScale;
   // Padding only where the picture will not be written: the rows above and below it, the columns
-  // beside it (writing every float twice cost as much as the resize itself).
+  // beside it (each float of the tensor is written once).
   for (let c = 0; c < 3; c++) {
     const start = outOffset + c * plane;
     out.fill(pad, start, start + padY * W);
