@@ -4,8 +4,8 @@
  * under `.work/`), cut to a segment (re-encoded, x264 veryfast), in a local artifact store.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createStageHandler as detectHandler } from '../../core/src/workers/detect/handler.ts';
@@ -108,6 +108,27 @@ export async function openSegmentDetect(
       await rm(root, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Writes a segment bench's result to `bench/results/<file>`: when, the load average before and
+ * after, the settings (10 analysed fps and the default model added) and the rows.
+ */
+export async function writeSegmentBench(
+  file: string,
+  settings: Record<string, unknown>,
+  rows: readonly Record<string, unknown>[],
+  loadBefore: readonly number[],
+): Promise<void> {
+  await mkdir('bench/results', { recursive: true });
+  const result = {
+    measured_at: new Date().toISOString(),
+    load_average_before: loadBefore,
+    load_average_after: loadavg(),
+    settings: { analysis_fps: 10, ...settings, model: 'default (player-detector-2.2)' },
+    rows,
+  };
+  await writeFile(join('bench/results', file), `${JSON.stringify(result, null, 2)}\n`);
 }
 
 /** The median of a non-empty list. */

@@ -12,10 +12,9 @@
  *
  * Writes bench/results/detect-tile-strips.json.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { median, openSegmentDetect, round3 } from './segment-detect.ts';
+import { median, openSegmentDetect, round3, writeSegmentBench } from './segment-detect.ts';
 
 const { values } = parseArgs({
   options: {
@@ -68,18 +67,4 @@ for (const width of values['camera-width']!.split(',').map(Number)) {
     for (const segment of Object.values(variants)) await segment.close();
   }
 }
-await mkdir('bench/results', { recursive: true });
-await writeFile(
-  'bench/results/detect-tile-strips.json',
-  `${JSON.stringify(
-    {
-      measured_at: new Date().toISOString(),
-      load_average_before: loadBefore,
-      load_average_after: loadavg(),
-      settings: { analysis_fps: 10, segment_s: segmentS, runs, model: 'default (player-detector-2.2)' },
-      rows,
-    },
-    null,
-    2,
-  )}\n`,
-);
+await writeSegmentBench('detect-tile-strips.json', { segment_s: segmentS, runs }, rows, loadBefore);

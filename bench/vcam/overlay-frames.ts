@@ -10,14 +10,12 @@
  *
  * Writes bench/results/vcam-overlay-frames.json.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { probeVideo } from '../../core/src/workers/detect/index.ts';
-import { readTracksFile } from '../../core/src/workers/track/index.ts';
-import { planCameraPath, planTracksOverlay, renderVirtualCamera } from '../../core/src/workers/vcam/index.ts';
-import { cpuSeconds } from '../segments/cpu-time.ts';
+import { planTracksOverlay, renderVirtualCamera } from '../../core/src/workers/vcam/index.ts';
+import { alternateVariants, loadDemoRender } from './demo-render.ts';
 
 const { values, positionals } = parseArgs({
   options: { runs: { type: 'string', default: '3' } },
@@ -33,16 +31,8 @@ const work = await mkdtemp(join(tmpdir(), 'pv-overlay-frames-'));
 const rows = [];
 try {
   for (const outDir of positionals) {
-    const inputPath = resolve(outDir, 'panorama.mp4');
-    const info = await probeVideo(inputPath);
-    const tracks = await readTracksFile(join(outDir, 'track', 'tracks.json'));
-    const { output } = JSON.parse(await readFile(join(outDir, 'vcam', 'camera-path.json'), 'utf8'));
-    const path = planCameraPath(tracks, {
-      aspectRatio: output.outputWidth / output.outputHeight,
-      minCropWidthPx: output.minCropWidthPx,
-    });
-    const scene = { tracks, path, ball: [], pitch: { source: 'none' as const, outline: [], contains: () => true } };
-    const render = { inputPath, path, outputWidth: output.outputWidth, outputHeight: output.outputHeight };
+    const demo = await loadDemoRender(outDir);
+    const { tracks, scene, render } = demo;
     const shipped = planTracksOverlay(scene);
     // The plan as it was: no frame selection, the source's rate.
     const everyFrame = {
@@ -66,37 +56,7 @@ try {
         }),
       'no overlay (VCAM_OVERLAY=off)': () => renderVirtualCamera({ ...render, outputPath: join(work, 'c-vcam.mp4') }),
     };
-    const cpu: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-    const wall: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-    for (let r = 0; r < Number(values.runs); r++) {
-      for (const [name, run] of Object.entries(variants)) {
-        const c0 = cpuSeconds();
-        const w0 = performance.now();
-        await run();
-        cpu[name]!.push(cpuSeconds() - c0);
-        wall[name]!.push((performance.now() - w0) / 1000);
-      }
-    }
-    const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
-    const videoS = info.durationMs / 1000;
-    const base = median(cpu[BASELINE]!);
-    for (const name of Object.keys(variants)) {
-      const row = {
-        clip: outDir,
-        panorama: `${info.width}×${info.height}`,
-        sourceFps: tracks.detections.source.fps,
-        analysisFps: tracks.detections.analysisFps,
-        videoS,
-        output: `${output.outputWidth}×${output.outputHeight}`,
-        variant: name,
-        cpuSecondsPerVideoSecond: +(median(cpu[name]!) / videoS).toFixed(3),
-        ratio: +(median(cpu[name]!) / base).toFixed(2),
-        wallSeconds: +median(wall[name]!).toFixed(1),
-        runs: cpu[name]!.map((c) => +c.toFixed(2)),
-      };
-      console.log(JSON.stringify(row));
-      rows.push(row);
-    }
+    rows.push(...(await alternateVariants(demo, variants, Number(values.runs))));
   }
 } finally {
   await rm(work, { recursive: true, force: true });
