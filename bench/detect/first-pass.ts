@@ -15,21 +15,12 @@
  * Writes bench/results/detect-first-pass.json.
  */
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
-import { median, openSegmentDetect, round3, writeSegmentBench } from './segment-detect.ts';
+import { median, openSegmentDetect, round3, segmentBenchArgs, writeSegmentBench } from './segment-detect.ts';
 
-const { values } = parseArgs({
-  options: {
-    'camera-width': { type: 'string', default: '1280,640' },
-    'segment-s': { type: 'string', default: '4' },
-    runs: { type: 'string', default: '3' },
-  },
-});
-const segmentS = Number(values['segment-s']);
-const runs = Number(values.runs);
+const { cameraWidths, segmentS, runs } = segmentBenchArgs();
 const loadBefore = loadavg();
 const rows: Record<string, unknown>[] = [];
-for (const width of values['camera-width']!.split(',').map(Number)) {
+for (const width of cameraWidths) {
   const segment = await openSegmentDetect(width, segmentS);
   try {
     await segment.detect(); // warm-up: the session's first inferences, the segment in the page cache

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { createStageHandler as detectHandler } from '../../core/src/workers/detect/handler.ts';
 import { digestFile, LocalArtifactIo } from '../../core/src/workers/detect/index.ts';
 import { type ArtifactRef, generateMatch, type StageTask, silentLogger } from '../../shared/src/index.ts';
@@ -107,6 +107,22 @@ export async function openSegmentDetect(
       await handler.close?.();
       await rm(root, { recursive: true, force: true });
     },
+  };
+}
+
+/** The segment benches' flags: `--camera-width 1280,640` (the demo's and the cluster's panoramas), `--segment-s 4`, `--runs 3`. */
+export function segmentBenchArgs(): { cameraWidths: number[]; segmentS: number; runs: number } {
+  const { values } = parseArgs({
+    options: {
+      'camera-width': { type: 'string', default: '1280,640' },
+      'segment-s': { type: 'string', default: '4' },
+      runs: { type: 'string', default: '3' },
+    },
+  });
+  return {
+    cameraWidths: values['camera-width'].split(',').map(Number),
+    segmentS: Number(values['segment-s']),
+    runs: Number(values.runs),
   };
 }
 

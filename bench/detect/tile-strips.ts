@@ -13,21 +13,12 @@
  * Writes bench/results/detect-tile-strips.json.
  */
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
-import { median, openSegmentDetect, round3, writeSegmentBench } from './segment-detect.ts';
+import { median, openSegmentDetect, round3, segmentBenchArgs, writeSegmentBench } from './segment-detect.ts';
 
-const { values } = parseArgs({
-  options: {
-    'camera-width': { type: 'string', default: '1280,640' },
-    'segment-s': { type: 'string', default: '4' },
-    runs: { type: 'string', default: '3' },
-  },
-});
-const segmentS = Number(values['segment-s']);
-const runs = Number(values.runs);
+const { cameraWidths, segmentS, runs } = segmentBenchArgs();
 const loadBefore = loadavg();
 const rows: Record<string, unknown>[] = [];
-for (const width of values['camera-width']!.split(',').map(Number)) {
+for (const width of cameraWidths) {
   const variants = {
     'tiles (DETECT_TILE_STRIPS=off, before)': await openSegmentDetect(width, segmentS, { DETECT_TILE_STRIPS: 'off' }),
     'strips (shipped)': await openSegmentDetect(width, segmentS),
