@@ -4,7 +4,8 @@
  * out: it does not change the cost); and render variants run alternating, CPU (this process and its
  * reaped ffmpeg children) and wall time per run, one row per variant against the first (the baseline).
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { probeVideo } from '../../core/src/workers/detect/index.ts';
 import { readTracksFile } from '../../core/src/workers/track/index.ts';
@@ -67,4 +68,15 @@ export async function alternateVariants(
     console.log(JSON.stringify(row));
     return row;
   });
+}
+
+/** Writes a vcam render bench's result to `bench/results/<file>`: the command, the host and its load before and after, the rows. */
+export async function writeVcamBench(
+  file: string,
+  command: string,
+  rows: readonly Record<string, unknown>[],
+  loadBefore: readonly number[],
+): Promise<void> {
+  const host = { cpus: cpus().length, model: cpus()[0]?.model, load1m: { before: loadBefore[0], after: loadavg()[0] } };
+  await writeFile(join('bench/results', file), `${JSON.stringify({ command, host, rows }, null, 2)}\n`);
 }

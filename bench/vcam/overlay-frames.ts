@@ -10,12 +10,12 @@
  *
  * Writes bench/results/vcam-overlay-frames.json.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { planTracksOverlay, renderVirtualCamera } from '../../core/src/workers/vcam/index.ts';
-import { alternateVariants, loadDemoRender } from './demo-render.ts';
+import { alternateVariants, loadDemoRender, writeVcamBench } from './demo-render.ts';
 
 const { values, positionals } = parseArgs({
   options: { runs: { type: 'string', default: '3' } },
@@ -61,15 +61,9 @@ try {
 } finally {
   await rm(work, { recursive: true, force: true });
 }
-await writeFile(
-  'bench/results/vcam-overlay-frames.json',
-  `${JSON.stringify(
-    {
-      command: `node bench/vcam/overlay-frames.ts ${positionals.join(' ')} --runs ${values.runs}`,
-      host: { cpus: cpus().length, model: cpus()[0]?.model, load1m: { before: loadBefore[0], after: loadavg()[0] } },
-      rows,
-    },
-    null,
-    2,
-  )}\n`,
+await writeVcamBench(
+  'vcam-overlay-frames.json',
+  `node bench/vcam/overlay-frames.ts ${positionals.join(' ')} --runs ${values.runs}`,
+  rows,
+  loadBefore,
 );

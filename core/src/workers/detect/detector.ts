@@ -217,11 +217,13 @@ export class Detector {
           logger,
           'tiles are fed at the nominal size',
         ));
-      // A row of tiles as one strip: the fitted model must also run wider than its nominal input.
+      // A row of tiles as one strip: the fitted model must also run wider than its nominal input (probed
+      // on a 64-px-high image: whether a width is accepted does not depend on the height, and start-up
+      // stays short).
       const stripsFit =
         inputFitted &&
         compiled.tileStrips &&
-        (await runsAtSize(session, [1, 3, inputHeight, 2 * inputWidth], logger, 'tiles are not joined into strips'));
+        (await runsAtSize(session, [1, 3, 64, 2 * inputWidth], logger, 'tiles are not joined into strips'));
       const yolox = resolved.layout === 'yolox';
       const spec: InputSpec = {
         inputWidth,
