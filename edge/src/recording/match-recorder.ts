@@ -233,7 +233,18 @@ export class MatchRecorder {
     if (slot.segments.size === this.#recorders.length) this.#flush(slotId);
   }
 
+  /**
+   * Hands `slotId` to the stitcher, and every earlier slot still waiting before it, in time order:
+   * panoramas reach the spool (and the core) in slot order. A camera delivers its segments in time
+   * order, so an earlier slot gets nothing more once a later one is handed on; without this, a first
+   * slot that one camera started too late for waited for its timer while the next slot went first,
+   * opened the match job at the later slot, and was refused as before the match's start.
+   */
   #flush(slotId: number): void {
+    for (const earlier of slotsUpTo(this.#slots.keys(), slotId)) this.#flushOne(earlier);
+  }
+
+  #flushOne(slotId: number): void {
     const slot = this.#slots.get(slotId);
     if (!slot) return;
     this.#slots.delete(slotId);
@@ -325,4 +336,9 @@ export class MatchRecorder {
       seq: segment.seq,
     });
   }
+}
+
+/** The slot ids of `pending` up to and including `slotId`, earliest first. */
+export function slotsUpTo(pending: Iterable<number>, slotId: number): number[] {
+  return [...pending].filter((id) => id <= slotId).sort((a, b) => a - b);
 }
