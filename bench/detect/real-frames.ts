@@ -3,7 +3,7 @@
  *
  *   node bench/detect/real-frames.ts [--model PATH] [--layout auto|yolov8|yolox] [--class-map 0:player,…]
  *        [--tiling auto|off|CxR|NNpx] [--model-person-height PX] [--name ROW] [--speed-frames N]
- *        [--scoring card|legacy] [--nms-containment 0.8 (1: off)]
+ *        [--scoring card|legacy] [--nms-containment 0.8 (1: off)] [--precision auto|fp32|int8]
  *
  * `--scoring` (bench/detect/scoring.ts): `card` (default, as the stage from player-detector 2.1:
  * the model card's per-class floors, merged person score, 25th-percentile first pass) or `legacy`
@@ -56,6 +56,7 @@ const { values } = parseArgs({
     'speed-frames': { type: 'string', default: '12' },
     scoring: { type: 'string', default: 'card' },
     'nms-containment': { type: 'string' },
+    precision: { type: 'string', default: 'auto' },
   },
 });
 
@@ -112,6 +113,7 @@ const detector = await Detector.open({
   classMap,
   tiling: { ...parseTilingSetting(values.tiling), ...(modelPersonHeightPx ? { modelPersonHeightPx } : {}) },
   ...(values['nms-containment'] ? { nmsContainmentThreshold: Number(values['nms-containment']) } : {}),
+  precision: values.precision as 'auto',
 });
 const W = 1920;
 const H = 1080;
@@ -144,6 +146,7 @@ const header = {
     inputWidth: detector.info.inputWidth,
     inputHeight: detector.info.inputHeight,
     executionProvider: detector.info.executionProvider,
+    precision: detector.info.precision,
     tiles: plan.tiles.length,
   },
   tiling: {

@@ -110,6 +110,60 @@ export async function openSegmentDetect(
   };
 }
 
+/**
+ * Runs the detect handler of each variant (its own `DETECT_*` variables; the first is the baseline)
+ * on the same segment for each camera width: all open in this process, the first variant's run
+ * measures the person height, which every later run is given (as a match's later segments get it),
+ * a warm-up each, then `runs` alternating rounds. One row per width and variant: CPU seconds per
+ * run, CPU-s per second of video (median) and the ratio to the baseline in the same rounds.
+ */
+export async function compareSegmentDetect(
+  variants: Record<string, Record<string, string>>,
+  options: { cameraWidths: readonly number[]; segmentS: number; runs: number },
+): Promise<Record<string, unknown>[]> {
+  const { segmentS, runs } = options;
+  const rows: Record<string, unknown>[] = [];
+  for (const width of options.cameraWidths) {
+    const open: Record<string, SegmentDetect> = {};
+    try {
+      for (const [name, env] of Object.entries(variants)) open[name] = await openSegmentDetect(width, segmentS, env);
+      const first = await Object.values(open)[0]!.detect(); // measures the person height
+      const params = { person_height_px: first.personHeightPx };
+      const cpu: Record<string, number[]> = {};
+      const plans: Record<string, unknown> = {};
+      for (const [name, segment] of Object.entries(open)) {
+        await segment.detect(params); // warm-up
+        cpu[name] = [];
+      }
+      for (let r = 0; r < runs; r++)
+        for (const [name, segment] of Object.entries(open)) {
+          const result = await segment.detect(params);
+          cpu[name]!.push(result.cpuS);
+          plans[name] = result.tiling;
+        }
+      const names = Object.keys(open);
+      const base = median(cpu[names[0]!]!);
+      for (const name of names) {
+        const row = {
+          camera_width: width,
+          variant: name,
+          tiling: plans[name],
+          person_height_px: first.personHeightPx,
+          segment_s: segmentS,
+          cpu_s: cpu[name]!.map(round3),
+          cpu_s_per_video_s: round3(median(cpu[name]!) / segmentS),
+          ratio: round3(median(cpu[name]!) / base),
+        };
+        rows.push(row);
+        process.stdout.write(`${JSON.stringify(row)}\n`);
+      }
+    } finally {
+      for (const segment of Object.values(open)) await segment.close();
+    }
+  }
+  return rows;
+}
+
 /** The segment benches' flags: `--camera-width 1280,640` (the demo's and the cluster's panoramas), `--segment-s 4`, `--runs 3`. */
 export function segmentBenchArgs(): { cameraWidths: number[]; segmentS: number; runs: number } {
   const { values } = parseArgs({

@@ -15,7 +15,9 @@
  * `torsoColour` (as tracks from detections files before 2026-11-29: the panorama decoded for the
  * jersey colours), its own carries — the baseline of the stored colours, not counted in the total.
  *
- *   node bench/segments/segment-cost.ts [--segment-s 5,4] [--analysis-fps 10]
+ *   node bench/segments/segment-cost.ts [--segment-s 5,4] [--analysis-fps 10] [--precision auto|fp32|int8]
+ *
+ * `--precision`: the detector's (`DETECT_PRECISION`; auto, shipped, runs the int8 rendition on the CPU).
  *
  * Writes bench/results/segments-segment-cost.json.
  */
@@ -47,6 +49,7 @@ const { values } = parseArgs({
   options: {
     'segment-s': { type: 'string', default: '5,4' },
     'analysis-fps': { type: 'string', default: '10' },
+    precision: { type: 'string', default: 'auto' },
   },
 });
 const STAGES = ['detect', 'track', 'vcam', 'analyze', 'encode'] as const satisfies readonly Stage[];
@@ -57,7 +60,11 @@ const clip = await syntheticClip(7, 20);
 const root = await mkdtemp(join(tmpdir(), 'pv-segment-cost-'));
 const store = join(root, 'store');
 const io = new LocalArtifactIo(store);
-const env = { WORKER_WORK_DIR: join(root, 'work'), DETECT_ANALYSIS_FPS: values['analysis-fps']! };
+const env = {
+  WORKER_WORK_DIR: join(root, 'work'),
+  DETECT_ANALYSIS_FPS: values['analysis-fps']!,
+  DETECT_PRECISION: values.precision!,
+};
 const context = { env } as never;
 const handlers: Record<(typeof STAGES)[number], StageHandler> = {
   detect: await detectHandler(context, { io }),
@@ -206,7 +213,11 @@ try {
       loadAverage1m: { before: loadBefore[0], after: loadavg()[0] },
     },
     clip: { durationS: videoS, width: clip.width, height: clip.height, fps: clip.fps },
-    settings: { analysisFps: Number(values['analysis-fps']), stages: 'handler defaults (as a worker ships them)' },
+    settings: {
+      analysisFps: Number(values['analysis-fps']),
+      precision: values.precision,
+      stages: 'handler defaults (as a worker ships them)',
+    },
     wholeClip: { cpuSecondsPerVideoSecond: perVideoSecond(baseline.cpu) },
     segmented: runs,
   };

@@ -46,6 +46,9 @@ describe('pnpm demo detector options', () => {
     expect(fromShell !== 'help' && fromShell.stageEnv.DETECT_ANALYSIS_FPS).toBe('9');
     expect(() => parseDemoArgs(['--tiling', 'wide'], repoRoot, repoRoot, {})).toThrow(/--tiling wide/);
     expect(() => parseDemoArgs(['--score-threshold', '2'], repoRoot, repoRoot, {})).toThrow(/--score-threshold/);
+    const fp32 = parseDemoArgs(['--precision', 'fp32'], repoRoot, repoRoot, { DETECT_PRECISION: 'int8' });
+    expect(fp32 !== 'help' && fp32.stageEnv.DETECT_PRECISION).toBe('fp32');
+    expect(() => parseDemoArgs(['--precision', 'fp16'], repoRoot, repoRoot, {})).toThrow(/--precision fp16/);
   });
 
   it.skipIf(missing)(

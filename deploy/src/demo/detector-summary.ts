@@ -7,6 +7,7 @@ import type { ArtifactRef } from '@polyvision/shared';
 
 /** What the demo tells about its detector run (from the detections file's header). */
 export interface DetectorSummary {
+  /** The model version, with the precision and provider it ran at: `player-detector-2.2 (int8, cpu)`. */
   model: string;
   /** `CxR (…)`: the tile grid and why it was chosen. */
   tiling: string | null;
@@ -28,7 +29,7 @@ export async function detectorSummaryOf(outDir: string, detections: string | nul
   }
   lines.close();
   let header: {
-    model?: { version?: string; tiles?: number };
+    model?: { version?: string; tiles?: number; precision?: string; executionProvider?: string };
     tiling?: { columns: number; rows: number; source: string; personHeightPx?: number; scale: number };
     warnings?: string[];
   };
@@ -38,8 +39,9 @@ export async function detectorSummaryOf(outDir: string, detections: string | nul
     return null;
   }
   const t = header.tiling;
+  const ran = [header.model?.precision, header.model?.executionProvider].filter(Boolean).join(', ');
   return {
-    model: header.model?.version ?? 'unknown',
+    model: `${header.model?.version ?? 'unknown'}${ran ? ` (${ran})` : ''}`,
     tiling: t
       ? `${t.columns}x${t.rows} tiles (${t.source}${t.personHeightPx !== undefined ? `, people ~${Math.round(t.personHeightPx)} px` : ''}, scale ${t.scale})`
       : null,

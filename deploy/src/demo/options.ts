@@ -60,6 +60,8 @@ Options:
                             [the model card's floors: people 0.481, ball 0.18; else 0.1]
   --tiling <t>              auto | off | a grid like 2x1 | an expected person height
                             like 60px (source pixels)             (DETECT_TILING) [auto]
+  --precision <p>           auto | fp32 | int8: the model's int8 rendition runs on the CPU
+                            under auto                            (DETECT_PRECISION) [auto]
   --analysis-fps <n>        frames per second the detector analyses [${DEMO_ANALYSIS_FPS}]
   --vcam-size <WxH>         virtual-camera video size             [follows the panorama, ≤ 1080p]
   --duration <s>            synthetic sample length, seconds      [20]
@@ -104,6 +106,7 @@ export function parseDemoArgs(
         'class-map': { type: 'string' },
         'score-threshold': { type: 'string' },
         tiling: { type: 'string' },
+        precision: { type: 'string' },
         'analysis-fps': { type: 'string' },
         'vcam-size': { type: 'string' },
         duration: { type: 'string' },
@@ -186,6 +189,10 @@ export function parseDemoArgs(
       `--tiling ${tiling}: expected auto, off, a grid like 2x1, or a person height like 60px`,
     );
   }
+  const precision = text('precision');
+  if (precision !== undefined && !['auto', 'fp32', 'int8'].includes(precision)) {
+    throw new ValidationError('demo_usage', `--precision ${precision}: expected auto, fp32 or int8`);
+  }
   const scoreThreshold =
     text('score-threshold') === undefined
       ? undefined
@@ -218,6 +225,7 @@ export function parseDemoArgs(
         ? { DETECT_ANALYSIS_FPS: env.DETECT_ANALYSIS_FPS }
         : {}),
       ...(tiling ? { DETECT_TILING: tiling } : {}),
+      ...(precision ? { DETECT_PRECISION: precision } : {}),
       ...(scoreThreshold !== undefined ? { DETECT_SCORE_THRESHOLD: String(scoreThreshold) } : {}),
     },
     segmentS: number('segment-s', 5, (n) => Number.isInteger(n) && n >= 1 && n <= 60, 'a whole number from 1 to 60'),

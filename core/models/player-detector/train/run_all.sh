@@ -5,7 +5,8 @@
 # match (split.json), two synthetic-only stages, a mixed real + synthetic stage
 # with the wide-camera augmentations, ONNX export (checked against JAX), and
 # the side-by-side evaluation (new, previous, YOLOX-Nano) on the real
-# validation matches and the synthetic held-out seeds.
+# validation matches and the synthetic held-out seeds, then the int8 rendition
+# CPU workers run (quantize.py, recorded in metrics.json's `renditions`).
 # Needs Node 24 first on PATH, ffmpeg, Python 3.11, and ../shared beside the
 # repository (the real set is read from there, never copied into the repo).
 # CPU only. Work files go to $WORK (default /tmp/player-detector).
@@ -56,3 +57,7 @@ fi
 "$PY" export_onnx.py --params "$WORK/params-mixed.npz" --out ../player-detector.onnx
 "$PY" evaluate.py --model new=../player-detector.onnx --model previous="$WORK/previous.onnx" --yolox "$YOLOX" \
   --data real="$WORK/real-val" --data synthetic="$WORK/heldout" --out ../metrics.json
+# The int8 rendition for CPU workers, calibrated on training frames, checked against the float model
+# on the validation matches and recorded in the card (after evaluate.py, which rewrites metrics.json).
+"$PY" quantize.py --model ../player-detector.onnx --out ../player-detector-int8.onnx \
+  --data "$WORK/real-train" --data "$WORK/train" --check "$WORK/real-val" --card ../metrics.json

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { ModelLayout } from './decode/layout.ts';
 import type { InputSpec } from './letterbox.ts';
 import type { ExecutionProvider } from './model/open-session.ts';
+import type { PrecisionPreference } from './model/precision.ts';
 import type { ModelSource } from './model/resolve-model.ts';
 import type { TilingOptions } from './tiling.ts';
 
@@ -85,6 +86,13 @@ export interface DetectOptions {
   batchSize?: number;
   /** @defaultValue 'auto' (CUDA where it loads, else CPU) */
   executionProvider?: ExecutionProvider | 'auto';
+  /**
+   * Numeric precision (`model/precision.ts`): `auto` runs the model card's int8 rendition on the CPU
+   * (static quantization of the backbone, train/quantize.py: inference ×0.45 CPU, the same people on
+   * real and synthetic frames — bench/README.md) and the float model on CUDA; `fp32` always the float
+   * model; `int8` the rendition everywhere (an error when the model has none). @defaultValue 'auto'
+   */
+  precision?: PrecisionPreference;
   /** onnxruntime intra-op threads; onnxruntime's default when absent. */
   intraOpNumThreads?: number;
   /**
@@ -129,6 +137,7 @@ export const DETECT_DEFAULTS = Object.freeze({
   }) as TilingOptions,
   batchSize: 4,
   executionProvider: 'auto',
+  precision: 'auto',
   threadSpinning: false,
 } as const);
 
@@ -179,6 +188,7 @@ const schema = z.object({
   }),
   batchSize: z.number().int().min(1).max(256),
   executionProvider: z.enum(['auto', 'cpu', 'cuda']),
+  precision: z.enum(['auto', 'fp32', 'int8']),
   intraOpNumThreads: z.number().int().positive().optional(),
   threadSpinning: z.boolean(),
 });

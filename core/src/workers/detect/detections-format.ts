@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { PolyvisionError } from '@polyvision/shared';
 import { z } from 'zod';
 import { DETECTION_CLASSES } from './detect-options.ts';
+import type { BoxXyxy } from './geometry.ts';
 
 /**
  * The detections file: JSON Lines (`application/x-ndjson`), UTF-8.
@@ -13,12 +14,12 @@ import { DETECTION_CLASSES } from './detect-options.ts';
  *  "source":{"width":1280,"height":720,"fps":25,"frameCount":341,"durationMs":13640},
  *  "analysisFps":25,
  *  "model":{"version":"yolox-nano-coco","sha256":"…","layout":"yolox","inputWidth":416,"inputHeight":416,
- *           "executionProvider":"cpu","tiles":1},
+ *           "executionProvider":"cpu","precision":"fp32","tiles":1},
  *  "tiling":{"mode":"auto","columns":1,"rows":1,"scale":0.667,"source":"estimated","personHeightPx":54,"modelPersonHeightPx":28},
  *  "classes":["player","ball"],
  *  "warnings":["…"]}
  * ```
- * `tiling`, `warnings` and `appearance` are optional (absent in older files; `warnings` only when there
+ * `tiling`, `warnings`, `appearance` and `model.precision` are optional (absent in older files; `warnings` only when there
  * are some; `appearance: "torso-rgb-64"` when the producer measured the person boxes' colours).
  * Then one line per analysed frame, in order, also frames without detections:
  * ```json
@@ -81,6 +82,8 @@ export const DetectionsHeaderSchema = z.object({
     inputWidth: z.number().int(),
     inputHeight: z.number().int(),
     executionProvider: z.string(),
+    /** fp32 or int8 (`sha256` is that file's); absent in older files: fp32. */
+    precision: z.enum(['fp32', 'int8']).optional(),
     tiles: z.number().int().positive(),
   }),
   classes: z.array(z.enum(DETECTION_CLASSES)),
@@ -127,6 +130,11 @@ export interface DetectionsFile {
 
 const round1 = (v: number) => Math.round(v * 10) / 10;
 
+/** A box as the detections file writes it: each coordinate rounded to 0.1 px. */
+export function roundBoxPx(box: BoxXyxy): BoxXyxy {
+  return [round1(box[0]), round1(box[1]), round1(box[2]), round1(box[3])];
+}
+
 /** One frame's line (with the trailing newline); boxes rounded to 0.1 px, scores to 1e-4. */
 export function formatFrameLine(frame: FrameDetections): string {
   return `${JSON.stringify({
@@ -136,7 +144,7 @@ export function formatFrameLine(frame: FrameDetections): string {
     detections: frame.detections.map((d) => ({
       class: d.class,
       score: Math.round(d.score * 1e4) / 1e4,
-      box: d.box.map(round1),
+      box: roundBoxPx(d.box),
       ...(d.appearance !== undefined ? { appearance: d.appearance } : {}),
       ...(d.torso !== undefined ? { torso: d.torso } : {}),
     })),

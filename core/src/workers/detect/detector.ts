@@ -9,6 +9,7 @@ import type { BoxXyxy, Region } from './geometry.ts';
 import { type BgrImage, type InputSpec, type LetterboxTransform, letterboxInto, letterboxScale } from './letterbox.ts';
 import { readModelCard } from './model/model-card.ts';
 import { type ExecutionProvider, openSession } from './model/open-session.ts';
+import { int8Rendition, type ModelPrecision } from './model/precision.ts';
 import { resolveModel } from './model/resolve-model.ts';
 import { type Candidate, classWiseNms } from './nms.ts';
 import { chooseTileGrid, type GridInputs, nativeScaleGrid, planTiles, type TileGrid } from './tiling.ts';
@@ -83,6 +84,8 @@ export interface DetectorInfo {
   inputHeight: number;
   batchSize: number;
   executionProvider: ExecutionProvider;
+  /** Precision of the file the session runs (`sha256` is that file's: the int8 rendition's for `int8`). */
+  precision: ModelPrecision;
   /** The model's training scale: a typical person's height in input pixels (tiling target). */
   modelPersonHeightPx: number;
   /** Tiles are inferred at their own size ({@link DetectPlan.inputWidth}), not the nominal input. */
@@ -152,11 +155,19 @@ export class Detector {
     const compiled = compileDetectOptions(options);
     const logger = context.logger ?? silentLogger;
     const model = await resolveModel(compiled.model, context.signal);
-    const { session, executionProvider } = await openSession(model.path, compiled.executionProvider, {
-      logger,
-      intraOpNumThreads: compiled.intraOpNumThreads,
-      threadSpinning: compiled.threadSpinning,
-    });
+    // `int8` runs the rendition on any provider; `auto` on the CPU only.
+    const int8 = await int8Rendition(model, compiled.precision, logger);
+    const { session, executionProvider, modelPath } = await openSession(
+      compiled.precision === 'int8' && int8 ? int8.path : model.path,
+      compiled.executionProvider,
+      {
+        logger,
+        intraOpNumThreads: compiled.intraOpNumThreads,
+        threadSpinning: compiled.threadSpinning,
+        ...(int8 ? { cpuModelPath: int8.path } : {}),
+      },
+    );
+    const running = int8 && modelPath === int8.path ? int8 : { ...model, precision: 'fp32' as const };
     try {
       const meta = session.inputMetadata[0];
       const shape = meta?.isTensor ? meta.shape : undefined;
@@ -235,7 +246,8 @@ export class Detector {
       };
       const info: DetectorInfo = {
         modelVersion: compiled.modelVersion,
-        sha256: model.sha256,
+        sha256: running.sha256,
+        precision: running.precision,
         layout: resolved.layout,
         classCount: resolved.classCount,
         inputWidth,

@@ -109,6 +109,8 @@ export const detectEnvSchema = z.object({
   DETECT_PERSON_HEIGHT_PX: optionalNumber(2, 4000),
   DETECT_MODEL_PERSON_HEIGHT_PX: optionalNumber(2, 4000),
   DETECT_EXECUTION_PROVIDER: envEnum(['auto', 'cpu', 'cuda'] as const, 'auto'),
+  /** fp32, int8 (the model card's rendition), or auto: int8 on the CPU (`DetectOptions.precision`). */
+  DETECT_PRECISION: envEnum(['auto', 'fp32', 'int8'] as const, 'auto'),
   /** onnxruntime's intra-op threads busy-wait between operators (`DetectOptions.threadSpinning`). */
   DETECT_ORT_SPINNING: envEnum(['on', 'off'] as const, 'off'),
   /** Each row of scale-chosen tiles inferred as one strip (`DetectOptions.tileStrips`). */
@@ -142,6 +144,7 @@ export async function detectOptionsFromEnv(env: z.infer<typeof detectEnvSchema>)
     layout: env.DETECT_MODEL_LAYOUT,
     classMap: env.DETECT_CLASS_MAP,
     executionProvider: env.DETECT_EXECUTION_PROVIDER,
+    precision: env.DETECT_PRECISION,
     threadSpinning: env.DETECT_ORT_SPINNING === 'on',
     tileStrips: env.DETECT_TILE_STRIPS === 'on',
     tiling,

@@ -5,7 +5,13 @@ import { pipeline } from 'node:stream/promises';
 import { PolyvisionError } from '@polyvision/shared';
 import { encodeHistogram, measureTorso } from './appearance.ts';
 import type { Detection, DetectionsHeader } from './detections-format.ts';
-import { DETECTIONS_FORMAT, formatFrameLine, TORSO_APPEARANCE, TORSO_MEAN_RGB } from './detections-format.ts';
+import {
+  DETECTIONS_FORMAT,
+  formatFrameLine,
+  roundBoxPx,
+  TORSO_APPEARANCE,
+  TORSO_MEAN_RGB,
+} from './detections-format.ts';
 import type { Detector, PreparedBatch } from './detector.ts';
 import { type MediaBinaries, probeVideo, type RawFrame, readFramesAt, readVideoFrames } from './frames/index.ts';
 import { modelLooksWrong, type ScoreStats } from './model-sanity.ts';
@@ -124,6 +130,7 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
       inputWidth: detector.info.inputWidth,
       inputHeight: detector.info.inputHeight,
       executionProvider: detector.info.executionProvider,
+      precision: detector.info.precision,
       tiles: plan.tiles.length,
     },
     tiling: {
@@ -243,13 +250,15 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
 /**
  * The person boxes of a frame with their torso colours (`measureTorso`) measured in the decoded frame
  * the detector saw (`frame` may be scaled from the source: boxes, in source pixels, are scaled by its
- * width over `sourceWidthPx`): the histogram always, the mean colour when `meanColours`.
+ * width over `sourceWidthPx`): the histogram always, the mean colour when `meanColours`. Measured on
+ * the box as the file writes it (`roundBoxPx`), so a reader measuring the written box again gets the
+ * same pixels (a tenth of a pixel moves a small torso's edge by a whole column).
  */
 function withAppearance(list: Detection[], frame: RawFrame, sourceWidthPx: number, meanColours: boolean): Detection[] {
   const scale = frame.width / sourceWidthPx;
   return list.map((d) => {
     if (d.class === 'ball') return d;
-    const { histogram, meanRgb } = measureTorso(frame, d.box, scale);
+    const { histogram, meanRgb } = measureTorso(frame, roundBoxPx(d.box), scale);
     return {
       ...d,
       ...(histogram ? { appearance: encodeHistogram(histogram) } : {}),

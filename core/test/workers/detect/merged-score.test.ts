@@ -88,6 +88,7 @@ describe('model card', () => {
       tracker: { high: 0.641, low: 0.481, ball: 0.18 },
       personScore: 'noisy-or',
       scoreFloors: { player: 0.481, goalkeeper: 0.481, referee: 0.481, ball: 0.18 },
+      renditions: [],
     });
     expect(scoreFloorsOf({ high: 0.5, low: 0.2 })).toEqual({ player: 0.2, goalkeeper: 0.2, referee: 0.2 });
     // The nominal input [1, 3, H, W] (for a model whose height and width are symbolic); a malformed one is ignored.

@@ -165,6 +165,30 @@ describe('model card thresholds', () => {
     );
     expect(await modelCardThresholds(join(dir, 'm.onnx'), sha)).toEqual({ high: 0.4, low: 0.1, ball: 0.2 });
   });
+
+  it("applies them to detections of the card's int8 rendition of that model, not of another model's", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pv-card-'));
+    dirs.push(dir);
+    const model = Buffer.from('the float model');
+    await writeFile(join(dir, 'm.onnx'), model);
+    const sha = createHash('sha256').update(model).digest('hex');
+    const rendition = (sourceSha256: string) => ({
+      file: 'm-int8.onnx',
+      precision: 'int8',
+      sha256: 'a'.repeat(64),
+      source_sha256: sourceSha256,
+    });
+    const card = (renditions: unknown) => JSON.stringify({ tracker: { high: 0.31, low: 0.08 }, renditions });
+    await writeFile(join(dir, 'metrics.json'), card([rendition(sha)]));
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), 'a'.repeat(64))).toEqual({ high: 0.31, low: 0.08 });
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), sha)).toEqual({ high: 0.31, low: 0.08 });
+    // A rendition made from other weights (the float model was retrained, the rendition not).
+    await writeFile(join(dir, 'metrics.json'), card([rendition('b'.repeat(64))]));
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), 'a'.repeat(64))).toBeNull();
+    // Malformed renditions are ignored; the model's own detections keep the thresholds.
+    await writeFile(join(dir, 'metrics.json'), card('nonsense'));
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), sha)).toEqual({ high: 0.31, low: 0.08 });
+  });
 });
 
 describe("a match segment's young tracks", () => {

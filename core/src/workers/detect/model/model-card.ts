@@ -29,6 +29,19 @@ export interface ModelCard {
    * height and width are symbolic.
    */
   input?: { width: number; height: number };
+  /** Other precisions of the same weights in the card's folder (`renditions`, train/quantize.py). */
+  renditions: ModelRendition[];
+}
+
+/** A rendition of the model the card describes: the same weights at another precision, in the same folder. */
+export interface ModelRendition {
+  /** File name beside the card (`player-detector-int8.onnx`). */
+  file: string;
+  precision: 'int8';
+  /** sha256 of the rendition's file: detections carrying it are this model's. */
+  sha256: string;
+  /** sha256 of the float model it was made from: a rendition of other weights is stale. */
+  sourceSha256: string;
 }
 
 const trackerSchema = z
@@ -46,6 +59,18 @@ const cardSchema = z.object({
     .tuple([z.number(), z.literal(3), z.number().int().min(32), z.number().int().min(32)])
     .optional()
     .catch(undefined),
+  // Malformed renditions are ignored (the float model still runs).
+  renditions: z
+    .array(
+      z.object({
+        file: z.string().regex(/^[\w.-]+\.onnx$/),
+        precision: z.literal('int8'),
+        sha256: z.string().regex(/^[0-9a-f]{64}$/),
+        source_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+      }),
+    )
+    .catch([])
+    .default([]),
 });
 
 /**
@@ -86,5 +111,6 @@ export async function readModelCard(modelPath: string): Promise<ModelCard | null
     personScore: person_score ?? 'max',
     scoreFloors: scoreFloorsOf(tracker),
     ...(input ? { input: { width: input[3], height: input[2] } } : {}),
+    renditions: parsed.data.renditions.map(({ source_sha256, ...r }) => ({ ...r, sourceSha256: source_sha256 })),
   };
 }

@@ -6,10 +6,11 @@ import * as ort from 'onnxruntime-node';
 /** Which onnxruntime execution provider runs the model. */
 export type ExecutionProvider = 'cuda' | 'cpu';
 
-/** An open onnxruntime session and the provider it got. */
+/** An open onnxruntime session, the provider it got and the model file it runs. */
 export interface OpenSession {
   session: ort.InferenceSession;
   executionProvider: ExecutionProvider;
+  modelPath: string;
 }
 
 /**
@@ -17,7 +18,8 @@ export interface OpenSession {
  * unless `threadSpinning`, see `DetectOptions.threadSpinning`). With `'auto'`, tries CUDA first and falls
  * back to CPU when the CUDA provider cannot load (no GPU, no CUDA libraries:
  * the onnxruntime-node GPU binaries are not downloaded on these hosts); the
- * provider taken is logged.
+ * provider taken is logged. A session on the CPU opens `options.cpuModelPath` when given (the model's
+ * int8 rendition, `precision.ts`), CUDA always `modelPath`.
  *
  * @throws PolyvisionError `model_invalid` (not retriable) when the file is not
  *   a loadable ONNX model; `execution_provider_unavailable` when `'cuda'` is
@@ -26,7 +28,7 @@ export interface OpenSession {
 export async function openSession(
   modelPath: string,
   preference: ExecutionProvider | 'auto',
-  options: { logger?: Logger; intraOpNumThreads?: number; threadSpinning?: boolean } = {},
+  options: { logger?: Logger; intraOpNumThreads?: number; threadSpinning?: boolean; cpuModelPath?: string } = {},
 ): Promise<OpenSession> {
   const logger = options.logger ?? silentLogger;
   const base: ort.InferenceSession.SessionOptions = {
@@ -48,7 +50,7 @@ export async function openSession(
         executionProviders: ['cuda'],
       });
       logger.info({ executionProvider: 'cuda', modelPath }, 'onnxruntime session on CUDA');
-      return { session, executionProvider: 'cuda' };
+      return { session, executionProvider: 'cuda', modelPath };
     } catch (cause) {
       if (preference === 'cuda') {
         throw new PolyvisionError(
@@ -62,14 +64,15 @@ export async function openSession(
       logger.info({ reason: String(cause).slice(0, 200) }, 'CUDA execution provider unavailable; using CPU');
     }
   }
+  const cpuModelPath = options.cpuModelPath ?? modelPath;
   try {
-    const session = await ort.InferenceSession.create(modelPath, { ...base, executionProviders: ['cpu'] });
-    logger.info({ executionProvider: 'cpu', modelPath }, 'onnxruntime session on CPU');
-    return { session, executionProvider: 'cpu' };
+    const session = await ort.InferenceSession.create(cpuModelPath, { ...base, executionProviders: ['cpu'] });
+    logger.info({ executionProvider: 'cpu', modelPath: cpuModelPath }, 'onnxruntime session on CPU');
+    return { session, executionProvider: 'cpu', modelPath: cpuModelPath };
   } catch (cause) {
     throw new PolyvisionError(
       'model_invalid',
-      `${modelPath} is not a loadable ONNX model: ${String(cause).slice(0, 300)}`,
+      `${cpuModelPath} is not a loadable ONNX model: ${String(cause).slice(0, 300)}`,
       {
         cause,
       },
