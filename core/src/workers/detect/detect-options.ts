@@ -88,9 +88,11 @@ export interface DetectOptions {
   executionProvider?: ExecutionProvider | 'auto';
   /**
    * Numeric precision (`model/precision.ts`): `auto` runs the model card's int8 rendition on the CPU
-   * (static quantization of the backbone, train/quantize.py: inference ×0.45 CPU, the same people on
-   * real and synthetic frames — bench/README.md) and the float model on CUDA; `fp32` always the float
-   * model; `int8` the rendition everywhere (an error when the model has none). @defaultValue 'auto'
+   * (static quantization of the backbone, train/quantize.py: the detect stage ×0.55–0.58 CPU, the same
+   * people on real and synthetic frames — bench/README.md) and the float model on CUDA; `fp32` always the
+   * float model; `int8` the rendition everywhere (an error when the model has none). The version label
+   * (`modelVersion`) stays: the detections header's `model.precision` and `model.sha256` say which file
+   * ran. @defaultValue 'auto'
    */
   precision?: PrecisionPreference;
   /** onnxruntime intra-op threads; onnxruntime's default when absent. */

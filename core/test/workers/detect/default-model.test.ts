@@ -13,6 +13,7 @@ import {
   type BgrImage,
   type Detection,
   Detector,
+  type DetectPlan,
   decodeHistogram,
   histogramDistance,
   iou,
@@ -49,6 +50,28 @@ function foundAgain(want: Detection[][], got: Detection[][], minIou: number): { 
       if (confident(got[k]).some((g) => iou(g.box, w.box) > minIou)) same += 1;
     }
   return { boxes, same };
+}
+
+/**
+ * Infers `frames` with both detectors, each with its plan: `got` finds at least `minShare` of `want`'s
+ * confident people (more than `minBoxes` of them) at IoU > 0.7, and about as many confident people
+ * of its own (at most 1.1×, and at least `minShare` as many).
+ */
+async function expectSamePeople(
+  want: { detector: Detector; plan: DetectPlan },
+  got: { detector: Detector; plan: DetectPlan },
+  frames: BgrImage[],
+  minBoxes: number,
+  minShare: number,
+): Promise<void> {
+  const wanted = await want.detector.infer(want.detector.prepare(frames, want.plan));
+  const found = await got.detector.infer(got.detector.prepare(frames, got.plan));
+  const { boxes, same } = foundAgain(wanted, found, 0.7);
+  expect(boxes).toBeGreaterThan(minBoxes);
+  expect(same / boxes).toBeGreaterThanOrEqual(minShare);
+  const own = foundAgain(found, wanted, 0).boxes;
+  expect(own).toBeLessThanOrEqual(1.1 * boxes);
+  expect(own).toBeGreaterThanOrEqual(minShare * boxes);
 }
 
 beforeAll(async () => {
@@ -213,15 +236,9 @@ describe('default player detector on a row of tiles joined into one strip', () =
       expect(joined.tiles).toEqual([{ x: 0, y: 0, width: 2560, height: 320 }]);
       expect(joined.inputWidth).toBe(Math.ceil((2560 * joined.tileScale) / 32) * 32);
       expect(joined.inputWidth).toBeGreaterThan(1280);
-      const want = await tiled.infer(tiled.prepare(frames, rows));
-      const got = await strips.infer(strips.prepare(frames, joined));
-      const { boxes, same } = foundAgain(want, got, 0.7);
-      // 91 % here (184 of 202); what differs is at the tiles' seams and overlaps. A strip at the wrong
-      // scale or offset finds almost none of them.
-      expect(boxes).toBeGreaterThan(40);
-      expect(same / boxes).toBeGreaterThanOrEqual(0.85);
-      // …and no more of its own: about as many confident people as the tiles.
-      expect(foundAgain(got, want, 0).boxes).toBeLessThanOrEqual(1.1 * boxes);
+      // 91 % of the tiles' confident people here (184 of 202); what differs is at the tiles' seams and
+      // overlaps. A strip at the wrong scale or offset finds almost none of them.
+      await expectSamePeople({ detector: tiled, plan: rows }, { detector: strips, plan: joined }, frames, 40, 0.85);
     } finally {
       await strips.close();
       await tiled.close();
@@ -248,15 +265,9 @@ describe('default player detector in int8 (what CPU workers run)', () => {
       }
       const plan = int8.plan(1280, 720, 20);
       expect(fp32.plan(1280, 720, 20)).toEqual(plan);
-      const want = await fp32.infer(fp32.prepare(frames, plan));
-      const got = await int8.infer(int8.prepare(frames, plan));
-      const { boxes, same } = foundAgain(want, got, 0.7);
-      // All 167 here, with 168 of its own (and on the real validation matches the same people P/R and AP50: MODEL_CARD.md); a
-      // rendition with wrong activation ranges finds a fraction of them.
-      expect(boxes).toBeGreaterThan(100);
-      expect(same / boxes).toBeGreaterThanOrEqual(0.9);
-      expect(foundAgain(got, want, 0).boxes).toBeLessThanOrEqual(1.1 * boxes);
-      expect(foundAgain(got, want, 0).boxes).toBeGreaterThanOrEqual(0.9 * boxes);
+      // All 167 of the float model's here, with 168 of its own (on the real validation matches the same
+      // people P/R and AP50: MODEL_CARD.md); a rendition with wrong activation ranges finds a fraction.
+      await expectSamePeople({ detector: fp32, plan }, { detector: int8, plan }, frames, 100, 0.9);
     } finally {
       await int8.close();
       await fp32.close();
