@@ -90,10 +90,15 @@ describe('edge node', () => {
       for (const row of rows)
         expect(received.find((r) => r.metadata.filename === uploadFileName(row))?.sha256).toBe(row.sha256);
       // The venue calibration the stitcher used went with the match, once, as the artifact venue.json;
-      // the window's close sent the end marker naming the last panorama slot (issue #18).
+      // the start marker named the first panorama slot, the window's close sent the end marker naming
+      // the last (issue #18).
       const artifacts = received.filter((r) => r.metadata.kind === 'artifact').map((r) => r.metadata.filename);
-      const lastSlot = Math.max(...rows.filter((r) => r.kind === 'panorama').map((r) => r.seq));
-      expect(artifacts.sort()).toEqual([`match-end-${lastSlot}.json`, 'venue.json']);
+      const slots = rows.filter((r) => r.kind === 'panorama').map((r) => r.seq);
+      expect(artifacts.sort()).toEqual([
+        `match-end-${Math.max(...slots)}.json`,
+        `match-start-${Math.min(...slots)}.json`,
+        'venue.json',
+      ]);
       const status = (await (await fetch(`${api}/api/v1/status`, auth)).json()) as EdgeStatus;
       expect(status.upload.filesConfirmed).toBe(rows.length);
       expect(status.spool.backlog_count).toBe(0);
@@ -240,8 +245,8 @@ describe('edge node', () => {
     // The upload cut by the kill was resumed, not created again: one creation per file.
     expect(ingest.log.filter((l) => l.method === 'POST' && l.status === 201).length).toBe(received.length);
     expect(await ingest.partial()).toEqual([]);
-    // Every camera segment the ingest holds is a complete video (no half-written segment was sent).
-    for (const r of received) expect(r.sizeBytes).toBeGreaterThan(1000);
+    // Every video the ingest holds is complete (no half-written segment was sent).
+    for (const r of received.filter((r) => r.metadata.kind !== 'artifact')) expect(r.sizeBytes).toBeGreaterThan(1000);
     // Completed camera segments not yet stitched at the kill were salvaged after the restart.
     expect(received.length).toBeGreaterThanOrEqual(killed?.journaled.size ?? 0);
     // The cut upload was resumed: tus-js-client asked the stored URL for its offset.

@@ -6,9 +6,11 @@ import {
   type JobSubmit,
   jobKey,
   type MatchEnd,
+  type MatchOpen,
   type MatchSegment,
   matchEndSlot,
   matchJobId,
+  matchStartSlot,
   panoramaSegmentSlot,
   TOPICS,
 } from '@polyvision/shared';
@@ -66,7 +68,9 @@ export async function findVenueCalibration(
  * 2. the `files` catalog row (file id, SE, size, sha256, organization, match, kind);
  * 3. for an edge-named panorama segment (`<match>__panorama__panorama__<slot>.mp4`),
  *    a `match.segment` of the match's one job ({@link matchJobId}) with its
- *    slot and `segmentDurationS`; for the edge's end marker (`match-end-<last slot>.json`,
+ *    slot and `segmentDurationS`; for the edge's start marker (`match-start-<first slot>.json`,
+ *    an `artifact`), a `match.open` of that job at its first slot (with the venue calibration
+ *    when catalogued); for the edge's end marker (`match-end-<last slot>.json`,
  *    an `artifact`), a `match.end` (reason `marker`); for any other
  *    `panorama`, a whole-file `job.submit` row in the orchestrator's transactional
  *    outbox (table `outbox`, migration 0003) for `polyvision.jobs.commands`,
@@ -135,6 +139,19 @@ async function commandFor(tx: Queryable, row: UploadRow, segmentDurationS: numbe
     created_at: new Date().toISOString(),
   };
   if (row.kind === 'artifact') {
+    const firstSlot = matchStartSlot(row.filename);
+    if (firstSlot !== undefined) {
+      const calibration = await findVenueCalibration(tx, row.organization_id, row.match_id);
+      const open: MatchOpen = {
+        type: 'match.open',
+        ...envelope,
+        job_id: matchJobId(row.organization_id, row.match_id),
+        first_slot: firstSlot,
+        ...(calibration ? { match_inputs: [calibration] } : {}),
+        requested_by: 'ingest',
+      };
+      return open;
+    }
     const lastSlot = matchEndSlot(row.filename);
     if (lastSlot === undefined) return null;
     const end: MatchEnd = {

@@ -106,6 +106,23 @@ export class JobCommandClient {
     return jobId;
   }
 
+  /**
+   * Opens a match job at the edge slot of its first segment (what ingest sends for the edge's start
+   * marker; tests).
+   *
+   * @returns the match job's id ({@link matchJobId}).
+   */
+  async open(match: {
+    organization_id: string;
+    match_id: string;
+    first_slot: number;
+    stages?: Stage[];
+  }): Promise<string> {
+    const jobId = matchJobId(match.organization_id, match.match_id);
+    await this.send({ ...this.#envelope({ ...match, job_id: jobId }), type: 'match.open', ...match });
+    return jobId;
+  }
+
   /** Ends a match job (an operator, or tests): `lastSlot` is the edge slot of its last segment, if known. */
   async end(job: JobRef, reason: 'marker' | 'operator' = 'operator', lastSlot?: number) {
     await this.send({

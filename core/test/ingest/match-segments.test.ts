@@ -1,4 +1,4 @@
-import { jobSubmitSchema, matchEndSchema, matchJobId, matchSegmentSchema } from '@polyvision/shared';
+import { jobSubmitSchema, matchEndSchema, matchJobId, matchOpenSchema, matchSegmentSchema } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEdgeToken, type RunningIngest } from '../../src/ingest/index.ts';
 import { metadataFor, sha256Hex, TusClient, testBytes } from './support/harness.ts';
@@ -8,7 +8,7 @@ import { type IngestWorld, startIngestWorld } from './support/world.ts';
  * Ingest turns the edge's files of a match into the commands of its one job
  * (real SE, PostgreSQL, Redis; the commands read from the outbox the
  * orchestrator's relay publishes): a panorama named like an edge segment is
- * `match.segment` with its slot, the end marker is `match.end`, any other
+ * `match.segment` with its slot, the start marker `match.open`, the end marker `match.end`, any other
  * panorama stays a whole-file `job.submit`.
  */
 let world: IngestWorld;
@@ -44,11 +44,12 @@ async function commands(matchId: string): Promise<Array<Record<string, unknown>>
 }
 
 describe('a match recorded by the edge, through ingest', () => {
-  it('makes edge-named panorama segments match.segment of one job, the end marker match.end, other panoramas job.submit', async () => {
+  it('makes edge-named panorama segments match.segment of one job, the start marker match.open, the end marker match.end, other panoramas job.submit', async () => {
     const { token } = await createEdgeToken(ingest.db, 'acme');
     const tus = new TusClient(ingest.url, token);
     const match = 'derby';
     const venue = await upload(tus, 1, { match_id: match, kind: 'artifact', filename: 'venue.json' });
+    await upload(tus, 7, { match_id: match, kind: 'artifact', filename: 'match-start-296666667.json' });
     const second = await upload(tus, 2, {
       match_id: match,
       filename: `${match}__panorama__panorama__296666668.mp4`,
@@ -60,7 +61,16 @@ describe('a match recorded by the edge, through ingest', () => {
     await upload(tus, 6, { match_id: match, kind: 'artifact', filename: 'notes.json' }); // no command
 
     const sent = await commands(match);
-    expect(sent.map((c) => c.type)).toEqual(['match.segment', 'match.segment', 'job.submit', 'match.end']);
+    expect(sent.map((c) => c.type)).toEqual([
+      'match.open',
+      'match.segment',
+      'match.segment',
+      'job.submit',
+      'match.end',
+    ]);
+    const open = matchOpenSchema.parse(sent.shift());
+    expect(open).toMatchObject({ job_id: matchJobId('acme', match), first_slot: 296666667 });
+    expect(open.match_inputs).toEqual([expect.objectContaining({ kind: 'calibration', sha256: sha256Hex(venue) })]);
     const [a, b] = [matchSegmentSchema.parse(sent[0]), matchSegmentSchema.parse(sent[1])];
     expect(a.job_id).toBe(matchJobId('acme', match));
     expect(b.job_id).toBe(a.job_id);

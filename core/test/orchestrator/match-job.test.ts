@@ -178,6 +178,33 @@ describe.skipIf(pg.skip)(
     timeout: 180_000,
   },
   () => {
+    it("opened by the edge's start marker: a first segment that arrives after a later one still gets index 0", async () => {
+      const h = await world();
+      await h.startOrchestrator();
+      await startWorker(h);
+      const match = 'kick-off';
+      const jobId = await h.client.open({ organization_id: ORG, match_id: match, first_slot: BASE_SLOT });
+      await waitFor(async () => (await status(h, jobId)) === 'running');
+      await segment(h, match, 1); // the first one was set aside by the edge's uploader
+      await h.client.open({ organization_id: ORG, match_id: match, first_slot: BASE_SLOT }); // again: a no-op
+      await segment(h, match, 0);
+      await segment(h, match, 2);
+      await h.client.end(ref(match), 'marker', BASE_SLOT + 2);
+      await h.waitForStatus([jobId], 'completed');
+      const all = await runs(h, jobId);
+      for (const stage of ['track', 'vcam', 'analyze', 'encode']) {
+        expect(all.filter((r) => r.stage === stage).map((r) => r.segment_index)).toEqual([0, 1, 2]);
+      }
+      expect((await getJob(h.db, jobId))!.match).toMatchObject({ segments_received: 3, gaps: [], final_index: 2 });
+      // Without the marker, the later segment would have opened the match and the first been refused.
+      const other = 'no-marker';
+      const otherId = await segment(h, other, 1);
+      await segment(h, other, 0);
+      await h.client.end(ref(other), 'marker', BASE_SLOT + 1);
+      await h.waitForStatus([otherId], 'completed');
+      expect((await getJob(h.db, otherId))!.match).toMatchObject({ segments_received: 1, final_index: 0 });
+    });
+
     it('with a fan-out window, a backlog of detect runs in segment order, never more than the window at once', async () => {
       const h = await world();
       await h.startOrchestrator({ matchFanOutInFlight: 1 });

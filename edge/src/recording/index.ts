@@ -1,2 +1,3 @@
-/** Recording a match: `MatchRecorder` (cameras → slots → stitched panorama → spool). */
+/** Recording a match: `MatchRecorder` (cameras → slots → stitched panorama → spool), its start marker. */
 export * from './match-recorder.ts';
+export * from './start-marker.ts';

@@ -14,7 +14,11 @@
  * The venue calibration the stitcher uses (`venue.json`, panorama plane) is
  * spooled once per match as an `artifact` (source `venue`, seq 0) before any
  * panorama, so the core gives the match's jobs their pitch frame; the
- * spool's unique identity makes a second start of the match a no-op.
+ * spool's unique identity makes a second start of the match a no-op. Just
+ * before the match's first panorama, its start marker (`match-start-<slot>.json`,
+ * an artifact: uploaded ahead of every panorama) tells the core the match's
+ * first slot, so a first panorama that reaches the core after a later one
+ * (set aside after a refusal, say) still takes its place in the match.
  *
  * Crash recovery: completed camera segments are re-delivered by their
  * recorders at start; a panorama already journaled for a slot is kept (the
@@ -27,6 +31,7 @@ import type { Alarms } from '../alarms/index.ts';
 import { CameraRecorder, type CameraSegment, type CameraSource, type CameraStatus } from '../capture/index.ts';
 import { MATCH_END_SOURCE, type Spool } from '../spool/index.ts';
 import type { Stitcher } from '../stitch/index.ts';
+import { spoolStartMarker } from './start-marker.ts';
 
 /** Options of {@link MatchRecorder}. */
 export interface MatchRecorderOptions {
@@ -296,6 +301,12 @@ export class MatchRecorder {
       });
       if (!existing) {
         await stitcher.stitch(inputs, out);
+        await spoolStartMarker(this.#o.spool, {
+          matchId: this.#o.matchId,
+          firstSlot: slotId,
+          segmentDurationS: this.#o.segmentDurationS,
+          dir: this.#incoming,
+        });
         await this.#o.spool.add(out, { matchId: this.#o.matchId, kind: 'panorama', source: 'panorama', seq: slotId });
         stitched = true;
         this.#stitched++;

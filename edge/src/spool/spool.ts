@@ -15,7 +15,14 @@
  */
 import { mkdir, readdir, rename, rm, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Logger, matchEndFileName, PolyvisionError, silentLogger, ValidationError } from '@polyvision/shared';
+import {
+  type Logger,
+  matchEndFileName,
+  matchStartFileName,
+  PolyvisionError,
+  silentLogger,
+  ValidationError,
+} from '@polyvision/shared';
 import type { Alarms } from '../alarms/index.ts';
 import { fsyncDir, fsyncFile, sha256File } from './durable-files.ts';
 import { Journal, type SegmentKind, type SegmentRow } from './journal.ts';
@@ -56,18 +63,24 @@ export function segmentFileName(id: SegmentIdentity): string {
 /**
  * The file name the core catalogues for a spooled file (tus `filename`):
  * an artifact is named by its source (`venue` → `venue.json`, which ingest
- * looks up to give the match's jobs their calibration); the end-of-match
+ * looks up to give the match's jobs their calibration); the start-of-match
+ * marker (source `match-start`, seq = the first panorama slot) is
+ * `match-start-<slot>.json` (ingest: `match.open`); the end-of-match
  * marker (source `match-end`, seq = the last panorama slot) is
  * `match-end-<slot>.json` (shared `matchEndFileName`), which ingest turns into
  * the match job's `match.end`; video keeps its spool name.
  */
 export function uploadFileName(row: Pick<SegmentRow, 'kind' | 'source' | 'fileName' | 'seq'>): string {
   if (row.kind === 'artifact' && row.source === MATCH_END_SOURCE) return matchEndFileName(row.seq);
+  if (row.kind === 'artifact' && row.source === MATCH_START_SOURCE) return matchStartFileName(row.seq);
   return row.kind === 'artifact' ? `${row.source}.json` : row.fileName;
 }
 
 /** Spool source of a match's end marker (an `artifact`; its seq is the match's last panorama slot). */
 export const MATCH_END_SOURCE = 'match-end';
+
+/** Spool source of a match's start marker (an `artifact`; its seq is the match's first panorama slot). */
+export const MATCH_START_SOURCE = 'match-start';
 
 /** A disk check's outcome. */
 export interface GuardResult {

@@ -108,6 +108,25 @@ export const matchSegmentSchema = z.object({
 });
 
 /**
+ * The start of a match: the edge's `match-start-<first slot>.json` marker, uploaded ahead of the
+ * match's panoramas. It opens the match job (`job_id` = {@link matchJobId}) at `first_slot`, so
+ * that a segment's index is `slot − first_slot` even when a later segment reaches the core first.
+ * A job already opened (by this marker again, or by a segment that overtook it) is left as it is.
+ */
+export const matchOpenSchema = z.object({
+  type: z.literal('match.open'),
+  ...envelope,
+  /** The edge's slot of the match's first panorama segment. */
+  first_slot: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  /** Inputs of every segment (the venue calibration). */
+  match_inputs: z.array(artifactRefSchema).max(16).optional(),
+  /** Stages of the match job. @defaultValue all stages but stitch */
+  stages: z.array(stageSchema).min(1).optional(),
+  model_versions: modelVersionsSchema.optional(),
+  requested_by: z.string().min(1).max(256).optional(),
+});
+
+/**
  * The end of a match: the edge's `match-end.json` marker (`reason: 'marker'`),
  * an operator (`'operator'`), or the reconciler after the match was idle
  * for `ORCHESTRATOR_MATCH_IDLE_GRACE_MS` (`'idle_grace'`: segments still
@@ -175,6 +194,7 @@ export const jobCommandSchema = z.discriminatedUnion('type', [
   jobReprocessSchema,
   jobCancelSchema,
   matchSegmentSchema,
+  matchOpenSchema,
   matchEndSchema,
   stageProgressSchema,
   stageCompletedSchema,
@@ -185,6 +205,7 @@ export type JobSubmit = z.infer<typeof jobSubmitSchema>;
 export type JobReprocess = z.infer<typeof jobReprocessSchema>;
 export type JobCancel = z.infer<typeof jobCancelSchema>;
 export type MatchSegment = z.infer<typeof matchSegmentSchema>;
+export type MatchOpen = z.infer<typeof matchOpenSchema>;
 export type MatchEnd = z.infer<typeof matchEndSchema>;
 export type StageProgress = z.infer<typeof stageProgressSchema>;
 export type StageCompleted = z.infer<typeof stageCompletedSchema>;

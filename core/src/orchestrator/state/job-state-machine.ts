@@ -7,6 +7,7 @@ import {
   type JobSubmit,
   jobKey,
   type MatchEnd,
+  type MatchOpen,
   type MatchSegment,
   type MessageError,
   type Stage,
@@ -70,7 +71,7 @@ export class JobStateMachine {
 
   /**
    * Applies `command` (already deduplicated by message id and fenced by the caller).
-   * Match jobs (`match.segment`, and every command about a job of kind `match`)
+   * Match jobs (`match.open`, `match.segment`, and every command about a job of kind `match`)
    * go to {@link MatchStateMachine}.
    *
    * @param commandsPartition - the partition the command came from (stored on new jobs, scopes the outbox).
@@ -79,6 +80,7 @@ export class JobStateMachine {
   async apply(tx: Queryable, command: JobCommand, commandsPartition: number): Promise<TransitionResult> {
     if (command.type === 'job.submit') return this.#submit(tx, command, commandsPartition);
     if (command.type === 'match.segment') return this.#match.segment(tx, command, commandsPartition);
+    if (command.type === 'match.open') return this.#match.open(tx, command, commandsPartition);
     const job = await lockJob(tx, command.job_id);
     if (!job && command.type === 'match.end') {
       // The marker overtook every segment upload, or the match recorded none: the idle grace covers a late segment.
@@ -101,7 +103,7 @@ export class JobStateMachine {
     tx: Queryable,
     job: JobRow,
     stages: StageRow[],
-    command: Exclude<JobCommand, JobSubmit | MatchSegment | MatchEnd>,
+    command: Exclude<JobCommand, JobSubmit | MatchSegment | MatchOpen | MatchEnd>,
     effects: OutboxMessage[],
   ): Promise<TransitionResult> {
     switch (command.type) {

@@ -1,6 +1,7 @@
 import type {
   JobCommand,
   MatchEnd,
+  MatchOpen,
   MatchSegment,
   MessageError,
   Stage,
@@ -29,7 +30,8 @@ const MAX_SEGMENT_INDEX = 86_400;
 
 /**
  * The state machine of a match job (issue #18): one job per organization's
- * match, opened by its first `match.segment`, closed by `match.end`. Stage
+ * match, opened by the edge's start marker (`match.open`) or else by its first
+ * `match.segment`, closed by `match.end`. Stage
  * rows are per (stage, segment); {@link dispatchableTasks} says which run
  * next (detect fans out over segments, track → vcam ∥ analyze → encode run
  * over the segments in order, each reading its previous segment's
@@ -47,29 +49,39 @@ export class MatchStateMachine {
     this.#topics = topics;
   }
 
+  /**
+   * The edge's start marker: opens the job at the match's first slot (segment indices count from
+   * it), unless the job exists — opened by this marker before, or by a segment that overtook it.
+   */
+  async open(tx: Queryable, command: MatchOpen, commandsPartition: number): Promise<TransitionResult> {
+    const existing = await lockJob(tx, command.job_id);
+    if (existing) {
+      if (existing.kind !== 'match')
+        return { outcome: 'rejected', reason: `job ${existing.job_id} is not a match job` };
+      return Number(existing.base_slot) > command.first_slot
+        ? {
+            outcome: 'rejected',
+            reason: `a later segment opened the match at slot ${existing.base_slot} before its start marker (slot ${command.first_slot}) arrived`,
+          }
+        : { outcome: 'duplicate', reason: 'the match job is open' };
+    }
+    const job = await this.#insertJob(tx, command, command.first_slot, commandsPartition);
+    const effects: OutboxMessage[] = [this.event(await loadMatch(tx, job), {})];
+    await enqueueOutbox(tx, job.commands_partition, effects);
+    return { outcome: 'applied' };
+  }
+
   /** A segment arrived: opens the job on the first, records the segment, dispatches what became ready. */
   async segment(tx: Queryable, command: MatchSegment, commandsPartition: number): Promise<TransitionResult> {
     let job = await lockJob(tx, command.job_id);
     if (job && job.kind !== 'match') return { outcome: 'rejected', reason: `job ${job.job_id} is not a match job` };
-    if (!job) {
-      const wanted = command.stages ?? pipelineStages(false);
-      const stages = STAGE_NAMES.filter((s) => wanted.includes(s));
-      await tx.query(
-        `INSERT INTO jobs (job_id, organization_id, match_id, status, stages, model_versions, inputs, priority,
-           requested_by, commands_partition, kind, base_slot, last_segment_at)
-         VALUES ($1, $2, $3, 'running', $4, $5::jsonb, $6::jsonb, 'normal', $7, $8, 'match', $9, now())`,
-        [
-          command.job_id,
-          command.organization_id,
-          command.match_id,
-          stages,
-          JSON.stringify(command.model_versions ?? {}),
-          JSON.stringify(command.match_inputs ?? []),
-          command.requested_by ?? null,
-          commandsPartition,
-          command.slot,
-        ],
-      );
+    if (!job) job = await this.#insertJob(tx, command, command.slot, commandsPartition);
+    else if (job.inputs.length === 0 && command.match_inputs?.length) {
+      // Opened by a start marker that came before the venue calibration was catalogued.
+      await tx.query(`UPDATE jobs SET inputs = $2::jsonb WHERE job_id = $1`, [
+        job.job_id,
+        JSON.stringify(command.match_inputs),
+      ]);
       job = (await lockJob(tx, command.job_id))!;
     }
     if (TERMINAL_JOB.has(job.status)) return { outcome: 'rejected', reason: `match job is ${job.status}` };
@@ -108,8 +120,40 @@ export class MatchStateMachine {
     return result;
   }
 
+  /** Inserts a match job whose segment indices count from `baseSlot`; returns its locked row. */
+  async #insertJob(
+    tx: Queryable,
+    command: MatchOpen | MatchSegment,
+    baseSlot: number,
+    commandsPartition: number,
+  ): Promise<JobRow> {
+    const wanted = command.stages ?? pipelineStages(false);
+    const stages = STAGE_NAMES.filter((s) => wanted.includes(s));
+    await tx.query(
+      `INSERT INTO jobs (job_id, organization_id, match_id, status, stages, model_versions, inputs, priority,
+         requested_by, commands_partition, kind, base_slot, last_segment_at)
+       VALUES ($1, $2, $3, 'running', $4, $5::jsonb, $6::jsonb, 'normal', $7, $8, 'match', $9, now())`,
+      [
+        command.job_id,
+        command.organization_id,
+        command.match_id,
+        stages,
+        JSON.stringify(command.model_versions ?? {}),
+        JSON.stringify(command.match_inputs ?? []),
+        command.requested_by ?? null,
+        commandsPartition,
+        baseSlot,
+      ],
+    );
+    return (await lockJob(tx, command.job_id))!;
+  }
+
   /** Any other command about a match job (`job` is locked by the caller). */
-  async apply(tx: Queryable, job: JobRow, command: Exclude<JobCommand, MatchSegment>): Promise<TransitionResult> {
+  async apply(
+    tx: Queryable,
+    job: JobRow,
+    command: Exclude<JobCommand, MatchSegment | MatchOpen>,
+  ): Promise<TransitionResult> {
     const state = await loadMatch(tx, job);
     const effects: OutboxMessage[] = [];
     const result = await this.#route(tx, state, command, effects);
@@ -120,7 +164,7 @@ export class MatchStateMachine {
   #route(
     tx: Queryable,
     state: MatchState,
-    command: Exclude<JobCommand, MatchSegment>,
+    command: Exclude<JobCommand, MatchSegment | MatchOpen>,
     effects: OutboxMessage[],
   ): Promise<TransitionResult> {
     switch (command.type) {
