@@ -94,6 +94,8 @@ export const detectEnvSchema = z.object({
   /** Capped at the source rate: 240 analyses every frame. */
   DETECT_ANALYSIS_FPS: optionalNumber(0.1, 240).default(DEFAULT_ANALYSIS_FPS),
   DETECT_SCORE_THRESHOLD: optionalNumber(0, 1),
+  /** NMS: intersection over the smaller box above which a box inside a better one is dropped; 1: off. */
+  DETECT_NMS_CONTAINMENT: optionalNumber(0.01, 1),
   DETECT_BATCH_SIZE: optionalNumber(1, 256),
   DETECT_TILING: z
     .string()
@@ -151,6 +153,7 @@ export async function detectOptionsFromEnv(env: z.infer<typeof detectEnvSchema>)
     ...(env.DETECT_SCORE_THRESHOLD !== undefined ? { scoreThreshold: env.DETECT_SCORE_THRESHOLD } : {}),
     ...(card ? { classScoreFloors: card.scoreFloors, confidentScore: card.tracker.high } : {}),
     ...(env.DETECT_BATCH_SIZE !== undefined ? { batchSize: env.DETECT_BATCH_SIZE } : {}),
+    ...(env.DETECT_NMS_CONTAINMENT !== undefined ? { nmsContainmentThreshold: env.DETECT_NMS_CONTAINMENT } : {}),
   };
 }
 

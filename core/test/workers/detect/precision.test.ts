@@ -1,7 +1,9 @@
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadConfig } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { detectEnvSchema, detectOptionsFromEnv } from '../../../src/workers/detect/handler.ts';
 import { Detector, int8Rendition, resolveModel, sha256OfFile } from '../../../src/workers/detect/index.ts';
 
 /** The repository's detector, its int8 rendition and its card (committed: nothing from ../shared). */
@@ -100,5 +102,15 @@ describe('the int8 rendition', () => {
     await expect(
       Detector.open({ model: { path: altered }, modelVersion: 't', classMap: CLASS_MAP, precision: 'int8' }),
     ).rejects.toMatchObject({ code: 'detect_options_invalid' });
+  });
+
+  it('is chosen by DETECT_PRECISION; it and DETECT_NMS_CONTAINMENT reach the options, a bad value names its variable', async () => {
+    expect(await detectOptionsFromEnv(loadConfig(detectEnvSchema, {}))).toMatchObject({ precision: 'auto' });
+    const options = await detectOptionsFromEnv(
+      loadConfig(detectEnvSchema, { DETECT_PRECISION: 'fp32', DETECT_NMS_CONTAINMENT: '1' }),
+    );
+    expect(options).toMatchObject({ precision: 'fp32', nmsContainmentThreshold: 1 });
+    expect(() => loadConfig(detectEnvSchema, { DETECT_PRECISION: 'fp16' })).toThrow(/DETECT_PRECISION/);
+    expect(() => loadConfig(detectEnvSchema, { DETECT_NMS_CONTAINMENT: '2' })).toThrow(/DETECT_NMS_CONTAINMENT/);
   });
 });
