@@ -79,6 +79,8 @@ export class MatchRecorder {
   #rawKept = 0;
   /** Slots handed to the stitch queue and not done yet (the one being stitched included). */
   #stitchQueueSlots = 0;
+  /** The start marker is in the spool (spooled by this recorder, or found there before a panorama). */
+  #startMarked = false;
 
   constructor(options: MatchRecorderOptions) {
     this.#o = options;
@@ -301,12 +303,16 @@ export class MatchRecorder {
       });
       if (!existing) {
         await stitcher.stitch(inputs, out);
-        await spoolStartMarker(this.#o.spool, {
-          matchId: this.#o.matchId,
-          firstSlot: slotId,
-          segmentDurationS: this.#o.segmentDurationS,
-          dir: this.#incoming,
-        });
+        if (!this.#startMarked) {
+          // Looks through the journal once per recorder, not at every slot.
+          await spoolStartMarker(this.#o.spool, {
+            matchId: this.#o.matchId,
+            firstSlot: slotId,
+            segmentDurationS: this.#o.segmentDurationS,
+            dir: this.#incoming,
+          });
+          this.#startMarked = true;
+        }
         await this.#o.spool.add(out, { matchId: this.#o.matchId, kind: 'panorama', source: 'panorama', seq: slotId });
         stitched = true;
         this.#stitched++;

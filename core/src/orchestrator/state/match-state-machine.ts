@@ -82,7 +82,7 @@ export class MatchStateMachine {
         job.job_id,
         JSON.stringify(command.match_inputs),
       ]);
-      job = (await lockJob(tx, command.job_id))!;
+      job = { ...job, inputs: command.match_inputs };
     }
     if (TERMINAL_JOB.has(job.status)) return { outcome: 'rejected', reason: `match job is ${job.status}` };
     const index = command.slot - Number(job.base_slot);

@@ -155,8 +155,9 @@ export class Detector {
     const compiled = compileDetectOptions(options);
     const logger = context.logger ?? silentLogger;
     const model = await resolveModel(compiled.model, context.signal);
+    const card = await readModelCard(model.path);
+    const int8 = await int8Rendition(model, compiled.precision, { logger, card });
     // `int8` runs the rendition on any provider; `auto` on the CPU only.
-    const int8 = await int8Rendition(model, compiled.precision, logger);
     const { session, executionProvider, modelPath } = await openSession(
       compiled.precision === 'int8' && int8 ? int8.path : model.path,
       compiled.executionProvider,
@@ -179,7 +180,7 @@ export class Detector {
       }
       const fixed = (d: number | string | undefined) => (isFixed(d) ? d : undefined);
       // A symbolic height and width: the nominal size the tiling plans for is the model card's, else the option.
-      const nominal = fixed(shape[2]) && fixed(shape[3]) ? undefined : (await readModelCard(model.path))?.input;
+      const nominal = fixed(shape[2]) && fixed(shape[3]) ? undefined : card?.input;
       if (fixed(shape[1]) !== undefined && shape[1] !== 3) {
         throw new PolyvisionError('model_invalid', `model input must have 3 channels, has ${shape[1]}`);
       }

@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import type { Logger } from '@polyvision/shared';
 import { PolyvisionError, silentLogger } from '@polyvision/shared';
-import { readModelCard } from './model-card.ts';
+import { type ModelCard, readModelCard } from './model-card.ts';
 import { type ResolvedModel, sha256OfFile } from './resolve-model.ts';
 
 /** Numeric precision of the model file a session runs. */
@@ -25,7 +25,8 @@ export interface PrecisionModel {
  * Finds the int8 rendition of a resolved model for `preference` (train/quantize.py writes it and
  * records it in the model card, `renditions` in metrics.json beside the model). A rendition counts
  * only when it was made from this very model (`source_sha256` = the model's sha256) and its file has
- * the card's sha256; otherwise `auto` logs why and keeps the float model.
+ * the card's sha256; otherwise `auto` logs why and keeps the float model. `options.card`: the model's
+ * card when the caller has read it already (`readModelCard`; null: it has none), else it is read here.
  *
  * @returns null for `fp32`, or for `auto` when there is no valid rendition.
  * @throws PolyvisionError `detect_options_invalid` (not retriable) when `int8` is demanded and the
@@ -34,9 +35,10 @@ export interface PrecisionModel {
 export async function int8Rendition(
   model: ResolvedModel,
   preference: PrecisionPreference,
-  logger: Logger = silentLogger,
+  options: { logger?: Logger; card?: ModelCard | null } = {},
 ): Promise<PrecisionModel | null> {
   if (preference === 'fp32') return null;
+  const logger = options.logger ?? silentLogger;
   const refuse = (why: string): null => {
     if (preference === 'int8') {
       throw new PolyvisionError('detect_options_invalid', `precision int8 asked for, but ${why}`);
@@ -44,7 +46,7 @@ export async function int8Rendition(
     logger.warn({ modelPath: model.path, reason: why }, 'int8 rendition not used; running the float model');
     return null;
   };
-  const card = await readModelCard(model.path);
+  const card = options.card === undefined ? await readModelCard(model.path) : options.card;
   const rendition = card?.renditions.find((r) => r.precision === 'int8');
   if (!rendition) {
     // A model without a card (a user's model): nothing to warn about under `auto`.
