@@ -8,9 +8,9 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { createStageHandler as detectHandler } from '../../core/src/workers/detect/handler.ts';
+import { createStageHandler as detectHandler, detectEnvSchema } from '../../core/src/workers/detect/handler.ts';
 import { digestFile, LocalArtifactIo } from '../../core/src/workers/detect/index.ts';
-import { type ArtifactRef, generateMatch, type StageTask, silentLogger } from '../../shared/src/index.ts';
+import { type ArtifactRef, generateMatch, loadConfig, type StageTask, silentLogger } from '../../shared/src/index.ts';
 import { cpuSeconds } from '../segments/cpu-time.ts';
 
 const run = promisify(execFile);
@@ -164,19 +164,28 @@ export async function compareSegmentDetect(
   return rows;
 }
 
-/** The segment benches' flags: `--camera-width 1280,640` (the demo's and the cluster's panoramas), `--segment-s 4`, `--runs 3`. */
-export function segmentBenchArgs(): { cameraWidths: number[]; segmentS: number; runs: number } {
+/**
+ * The segment benches' flags: `--camera-width 1280,640` (the demo's and the cluster's panoramas),
+ * `--segment-s 4`, `--runs 3`, and a bench's own string flags (`extra`: name → default), returned in `extra`.
+ */
+export function segmentBenchArgs<K extends string = never>(
+  extra: Record<K, string> = {} as Record<K, string>,
+): { cameraWidths: number[]; segmentS: number; runs: number; extra: Record<K, string> } {
+  const own = Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, { type: 'string', default: v }]));
   const { values } = parseArgs({
     options: {
       'camera-width': { type: 'string', default: '1280,640' },
       'segment-s': { type: 'string', default: '4' },
       runs: { type: 'string', default: '3' },
+      ...(own as Record<string, { type: 'string'; default: string }>),
     },
   });
+  const v = values as Record<string, string>;
   return {
-    cameraWidths: values['camera-width'].split(',').map(Number),
-    segmentS: Number(values['segment-s']),
-    runs: Number(values.runs),
+    cameraWidths: v['camera-width']!.split(',').map(Number),
+    segmentS: Number(v['segment-s']),
+    runs: Number(v.runs),
+    extra: Object.fromEntries(Object.keys(extra).map((k) => [k, v[k]!])) as Record<K, string>,
   };
 }
 
@@ -195,7 +204,7 @@ export async function writeSegmentBench(
     measured_at: new Date().toISOString(),
     load_average_before: loadBefore,
     load_average_after: loadavg(),
-    settings: { analysis_fps: 10, ...settings, model: 'default (player-detector-2.2)' },
+    settings: { analysis_fps: 10, ...settings, model: `default (${loadConfig(detectEnvSchema, {}).DETECT_MODEL_VERSION})` },
     rows,
   };
   await writeFile(join('bench/results', file), `${JSON.stringify(result, null, 2)}\n`);

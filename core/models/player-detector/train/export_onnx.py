@@ -22,7 +22,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from model import CLASS_NAMES, LAYERS, NUM_CLASSES, RESIDUAL, STRIDE
+from model import CLASS_NAMES, LAYERS, NUM_CLASSES, RESIDUAL_DILATIONS, STRIDE, residual_blocks, residual_prefix
 from onnx_grid import cell_grid_nodes
 
 
@@ -47,22 +47,25 @@ def build(params: dict[str, np.ndarray], height: int, width: int) -> onnx.ModelP
         ))
         nodes.append(helper.make_node("Relu", [f"conv{k}"], [f"relu{k}"], name=f"relu{k}"))
         x = f"relu{k}"
-    # Bottleneck residual block (model.RESIDUAL): relu(x + conv1x1(relu(conv3x3(x)))).
-    d = RESIDUAL[2]
-    for name, kernel, pad, dil, src in (("res_a", 3, d, d, x), ("res_b", 1, 0, 1, "res_a_relu")):
-        w = const(f"{name}.weight", params[f"{name}_w"].transpose(3, 2, 0, 1).astype(np.float32))
-        b = const(f"{name}.bias", params[f"{name}_b"].astype(np.float32))
-        nodes.append(helper.make_node(
-            "Conv", [src, w, b], [name], kernel_shape=[kernel, kernel], pads=[pad] * 4,
-            dilations=[dil, dil], name=name,
-        ))
-        if name == "res_a":
-            nodes.append(helper.make_node("Relu", ["res_a"], ["res_a_relu"], name="res_a_relu"))
-    nodes += [
-        helper.make_node("Add", [x, "res_b"], ["res_sum"], name="res_add"),
-        helper.make_node("Relu", ["res_sum"], ["res_out"], name="res_relu"),
-    ]
-    x = "res_out"
+    # Bottleneck residual blocks (model.RESIDUAL): relu(x + conv1x1(relu(conv3x3(x)))); block 0's node names are
+    # those of version 2 (res_a, res_b, res_add, res_out), block k's carry its prefix res{k}.
+    for block in range(residual_blocks(params)):
+        pre, d = residual_prefix(block), RESIDUAL_DILATIONS[block]
+        for part, kernel, pad, dil, src in (("a", 3, d, d, x), ("b", 1, 0, 1, f"{pre}_a_relu")):
+            name = f"{pre}_{part}"
+            w = const(f"{name}.weight", params[f"{name}_w"].transpose(3, 2, 0, 1).astype(np.float32))
+            b = const(f"{name}.bias", params[f"{name}_b"].astype(np.float32))
+            nodes.append(helper.make_node(
+                "Conv", [src, w, b], [name], kernel_shape=[kernel, kernel], pads=[pad] * 4,
+                dilations=[dil, dil], name=name,
+            ))
+            if part == "a":
+                nodes.append(helper.make_node("Relu", [name], [f"{name}_relu"], name=f"{name}_relu"))
+        nodes += [
+            helper.make_node("Add", [x, f"{pre}_b"], [f"{pre}_sum"], name=f"{pre}_add"),
+            helper.make_node("Relu", [f"{pre}_sum"], [f"{pre}_out"], name=f"{pre}_relu"),
+        ]
+        x = f"{pre}_out"
     hw = const("head.weight", params["head_w"].transpose(3, 2, 0, 1).astype(np.float32))
     hb = const("head.bias", params["head_b"].astype(np.float32))
     nodes.append(helper.make_node("Conv", [x, hw, hb], ["raw"], kernel_shape=[1, 1], name="head"))

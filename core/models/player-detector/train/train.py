@@ -196,6 +196,10 @@ def main() -> None:
         help="relative chance that a crop is centred on a player, goalkeeper, referee, ball",
     )
     ap.add_argument("--ball-radius-cells", type=int, default=0, help="ball positives: cells within this of its centre cell")
+    ap.add_argument(
+        "--residual-blocks", type=int, default=1,
+        help="residual blocks at stride 8 (model.py); blocks the --init weights lack start as identities",
+    )
     ap.add_argument("--max-minutes", type=float, default=0, help="stop early (and save) after this long; 0 = no limit")
     args = ap.parse_args()
     sampling = np.array([float(v) for v in args.class_sampling.split(",")])
@@ -208,9 +212,9 @@ def main() -> None:
         else:
             npz = np.load(args.init)
             loaded = {k: npz[k] for k in npz.files if k != "steps_done"}
-        params = {k: jnp.asarray(v) for k, v in with_residual(loaded, args.seed).items()}
+        params = {k: jnp.asarray(v) for k, v in with_residual(loaded, args.seed, args.residual_blocks).items()}
     else:
-        params = {k: jnp.asarray(v) for k, v in init_params(args.seed).items()}
+        params = {k: jnp.asarray(v) for k, v in init_params(args.seed, args.residual_blocks).items()}
     schedule = optax.warmup_cosine_decay_schedule(0.0, args.lr, min(100, args.steps // 10), args.steps, args.lr * 0.02)
     opt = optax.chain(optax.clip_by_global_norm(10.0), optax.adam(schedule))
     state = opt.init(params)

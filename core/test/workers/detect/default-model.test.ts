@@ -24,6 +24,7 @@ import {
   runDetect,
   TORSO_MEAN_RGB,
 } from '../../../src/workers/detect/index.ts';
+import { readModelCard } from '../../../src/workers/detect/model/model-card.ts';
 import { detectionQuality } from '../../../src/workers/quality/index.ts';
 import { appearanceFeatures } from '../../../src/workers/track/index.ts';
 
@@ -37,11 +38,14 @@ import { appearanceFeatures } from '../../../src/workers/track/index.ts';
 const MODEL = new URL('../../../models/player-detector/player-detector.onnx', import.meta.url).pathname;
 const PEOPLE = new Set(['1', '2', '3']); // MOT class ids: player, goalkeeper, referee
 
+/** The model card's tracker thresholds (metrics.json beside the model): `low` is the people's score floor. */
+const CARD = (await readModelCard(MODEL))!.tracker;
+
 let dir: string;
-/** Confident boxes of `want` (score ≥ 0.481, the card's low; people only) found in `got` at IoU > `minIou`. */
+/** Confident boxes of `want` (score ≥ the card's low; people only) found in `got` at IoU > `minIou`. */
 function foundAgain(want: Detection[][], got: Detection[][], minIou: number): { boxes: number; same: number } {
   const confident = (list: Detection[] | undefined) =>
-    (list ?? []).filter((d) => d.score >= 0.481 && d.class !== 'ball');
+    (list ?? []).filter((d) => d.score >= CARD.low && d.class !== 'ball');
   let boxes = 0;
   let same = 0;
   for (const [k, list] of want.entries())
@@ -99,7 +103,7 @@ describe('default player detector', () => {
       model: { path: MODEL },
       classMap: { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' },
       tiling: { modelPersonHeightPx: DEFAULT_MODEL_PERSON_HEIGHT_PX },
-      classScoreFloors: { player: 0.481 },
+      classScoreFloors: { player: CARD.low },
     });
     const detector = await Detector.open(options);
     try {

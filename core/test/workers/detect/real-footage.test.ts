@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedAsset } from '../../../../test/support/index.ts';
 import { detectEnvSchema, detectOptionsFromEnv } from '../../../src/workers/detect/handler.ts';
 import { Detector, readDetectionsFile, runDetect } from '../../../src/workers/detect/index.ts';
+import { readModelCard, scoreFloorsOf } from '../../../src/workers/detect/model/model-card.ts';
 
 const clip = sharedAsset('footage/tsukuba-left.mp4');
 
@@ -25,7 +26,8 @@ afterAll(async () => {
 describe.skipIf(!clip)('default detector on a real camera (tsukuba-left)', () => {
   it('writes a plausible number of boxes per frame and no "model looks wrong" warning', async () => {
     const options = await detectOptionsFromEnv(loadConfig(detectEnvSchema, {}));
-    expect(options.classScoreFloors).toMatchObject({ player: 0.481, ball: 0.18 });
+    const floors = scoreFloorsOf((await readModelCard((options.model as { path: string }).path))!.tracker);
+    expect(options.classScoreFloors).toMatchObject({ player: floors.player, ball: floors.ball });
     const detector = await Detector.open(options);
     try {
       const outputPath = join(dir, 'detections.jsonl');
@@ -33,13 +35,13 @@ describe.skipIf(!clip)('default detector on a real camera (tsukuba-left)', () =>
       expect(summary.warnings).toEqual([]);
       const file = await readDetectionsFile(outputPath);
       expect(file.header.warnings).toBeUndefined();
-      expect(file.header.model.version).toBe('player-detector-2.2');
+      expect(file.header.model.version).toBe('player-detector-3.0');
       const people = file.frames.map((f) => f.detections.filter((d) => d.class !== 'ball').length);
       const boxesPerFrame = summary.detections / summary.frames;
       // ~23 people on the pitch plus touchline staff; the old floor gave 300 (the cap).
       expect(boxesPerFrame).toBeLessThan(60);
       expect(Math.min(...people)).toBeGreaterThanOrEqual(10);
-      for (const f of file.frames) for (const d of f.detections) expect(d.score).toBeGreaterThanOrEqual(0.18);
+      for (const f of file.frames) for (const d of f.detections) expect(d.score).toBeGreaterThanOrEqual(floors[d.class]!);
     } finally {
       await detector.close();
     }
