@@ -8,7 +8,7 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { createStageHandler as detectHandler, detectEnvSchema } from '../../core/src/workers/detect/handler.ts';
+import { detectEnvSchema, createStageHandler as detectHandler } from '../../core/src/workers/detect/handler.ts';
 import { digestFile, LocalArtifactIo } from '../../core/src/workers/detect/index.ts';
 import { type ArtifactRef, generateMatch, loadConfig, type StageTask, silentLogger } from '../../shared/src/index.ts';
 import { cpuSeconds } from '../segments/cpu-time.ts';
@@ -204,7 +204,11 @@ export async function writeSegmentBench(
     measured_at: new Date().toISOString(),
     load_average_before: loadBefore,
     load_average_after: loadavg(),
-    settings: { analysis_fps: 10, ...settings, model: `default (${loadConfig(detectEnvSchema, {}).DETECT_MODEL_VERSION})` },
+    settings: {
+      analysis_fps: 10,
+      ...settings,
+      model: `default (${loadConfig(detectEnvSchema, {}).DETECT_MODEL_VERSION})`,
+    },
     rows,
   };
   await writeFile(join('bench/results', file), `${JSON.stringify(result, null, 2)}\n`);

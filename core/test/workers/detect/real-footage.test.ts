@@ -41,7 +41,8 @@ describe.skipIf(!clip)('default detector on a real camera (tsukuba-left)', () =>
       // ~23 people on the pitch plus touchline staff; the old floor gave 300 (the cap).
       expect(boxesPerFrame).toBeLessThan(60);
       expect(Math.min(...people)).toBeGreaterThanOrEqual(10);
-      for (const f of file.frames) for (const d of f.detections) expect(d.score).toBeGreaterThanOrEqual(floors[d.class]!);
+      for (const f of file.frames)
+        for (const d of f.detections) expect(d.score).toBeGreaterThanOrEqual(floors[d.class]!);
     } finally {
       await detector.close();
     }
