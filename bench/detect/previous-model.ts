@@ -21,6 +21,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { DEFAULT_MODEL_PERSON_HEIGHT_PX } from '../../core/src/workers/detect/handler.ts';
 import { compareSegmentDetect, segmentBenchArgs, writeSegmentBench } from './segment-detect.ts';
 
 const MODEL_DIR = 'core/models/player-detector';
@@ -43,6 +44,8 @@ try {
       [`${previousVersion} (git ${rev}, before)`]: {
         DETECT_MODEL_PATH: join(dir, FILES[0]!),
         DETECT_MODEL_VERSION: previousVersion,
+        // The training scale the stage assumes for the repository's model (any other path: 72 px).
+        DETECT_MODEL_PERSON_HEIGHT_PX: String(DEFAULT_MODEL_PERSON_HEIGHT_PX),
       },
       'default model (shipped)': {},
     },

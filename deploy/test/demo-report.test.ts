@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeReport } from '../src/demo/report.ts';
 import type { DemoResult } from '../src/demo/run-demo.ts';
+import { formatSummary } from '../src/demo/summary.ts';
 
 let root: string;
 beforeAll(async () => {
@@ -160,6 +161,10 @@ function result(outDir: string, failure: DemoResult['failure']): DemoResult {
     ],
     segmentS: 2,
     leaders: { capacityMonitor: null, orchestratorPartitions: {}, workers: [] },
+    upload: { state: 'deleted', insufficientStorageResponses: 0 },
+    calibration: { placedOn: null },
+    detector: null,
+    vcamSize: '696x392',
     analysisFps: 10,
     failure,
     totalMs: 1000,
@@ -246,6 +251,26 @@ describe('report.html', () => {
     expect(html).toMatch(
       /other <small>\(goalkeepers, the referee, shirts of neither team\)<\/small><\/td><td class="num">2\.0<\/td><td class="num">2<\/td><td class="num">10\.0<\/td><td class="num">0<\/td>/,
     );
+  });
+
+  it('calls a completed job that tracked nobody an error, in the report and in the printed summary', async () => {
+    // What the football detector does on a street clip: the job completes, no person is tracked.
+    const dir = await matchFolder('nobody', { tracked: 0, ball: false, cropOnPitch: 0.9, unit: 'px', teams: [0, 0] });
+    const done = result(dir, null);
+    const html = await readFile(await writeReport(done), 'utf8');
+    expect(checksOf(html)[0]).toBe('nobody-tracked');
+    expect(checksOf(html)).not.toContain('tracks-below-detections');
+    expect(html).toContain('No person was tracked in any of the 30 analysed frames');
+    expect(done.checks?.map((c) => c.id)).toEqual(checksOf(html));
+    const summary = formatSummary(done, dir);
+    expect(summary).toMatch(/\nCHECK: No person was tracked in any of the 30 analysed frames .*--model/);
+    // A job that tracked people prints no CHECK line.
+    const good = result(
+      await matchFolder('tracked', { tracked: 20, ball: true, cropOnPitch: 0.9, unit: 'm', teams: [11, 11] }),
+      null,
+    );
+    await writeReport(good);
+    expect(formatSummary(good, dir)).not.toContain('CHECK:');
   });
 
   it('warns when the match completed without a segment that failed', async () => {

@@ -15,6 +15,7 @@ const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
  * The "check this" list: signs that the analysis is wrong or weaker than it
  * looks. Thresholds are deliberately coarse (they flag, they do not grade):
  * - the job failed (and which stage, why), or completed without some of its segments;
+ * - no person tracked in any analysed frame (an error: the job completed, but describes nothing);
  * - tracked people per frame under half the confident (score ≥ 0.5) people detections;
  * - no ball track (the camera follows the players' centre), or one that leaves the play (not followed there);
  * - a median people score under 0.3 (the detector is unsure of most boxes);
@@ -38,7 +39,13 @@ export function reportChecks(result: DemoResult, data: ReportData): ReportCheck[
   const frames = data.perFrame.length || 1;
   const confident = data.perFrame.reduce((s, f) => s + f.confident, 0) / frames;
   const tracked = data.perFrame.reduce((s, f) => s + f.tracked, 0) / frames;
-  if (o.tracks && confident > 0 && tracked < 0.5 * confident) {
+  if (o.tracks && data.perFrame.length > 0 && tracked === 0) {
+    add(
+      'error',
+      'nobody-tracked',
+      `No person was tracked in any of the ${data.perFrame.length} analysed frames (${confident.toFixed(1)} confident person detections per frame): the virtual camera, the analytics and the figures below describe nothing. Likely a detector made for other footage (the default one knows football filmed from elevated stadium cameras; give another with --model and --model-layout, e.g. ../shared/models/yolox_nano.onnx with yolox), a class map without a person class, or footage without people.`,
+    );
+  } else if (o.tracks && confident > 0 && tracked < 0.5 * confident) {
     add(
       'warning',
       'tracks-below-detections',

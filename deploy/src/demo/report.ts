@@ -21,7 +21,8 @@ const escapeHtml = (text: string) =>
  * placement, 507s, stage timings and leaders. A failed job's report says why
  * and shows what exists.
  *
- * @returns the report's path.
+ * @returns the report's path; `result.checks` is set to the report's "check this" list, which
+ *   demo.json and the printed summary carry too.
  */
 export async function writeReport(result: DemoResult): Promise<string> {
   const o = result.outputs;
@@ -29,6 +30,7 @@ export async function writeReport(result: DemoResult): Promise<string> {
     path ? `<a href="${escapeHtml(path)}">${escapeHtml(label ?? path)}</a>` : '<em>missing</em>';
   const data = await readReportData(result);
   const checks = reportChecks(result, data);
+  result.checks = checks;
   const refused = insufficientStorageEvents(result);
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const fps = data.analysisFps ?? result.analysisFps ?? 1;

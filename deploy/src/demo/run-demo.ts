@@ -12,6 +12,7 @@ import { type EdgePanorama, stitchPanorama, type UploadReport, uploadCalibration
 import { openDemoInfra, type ServiceUrls } from './infra.ts';
 import type { DemoOptions } from './options.ts';
 import { writeReport } from './report.ts';
+import type { ReportCheck } from './report-checks.ts';
 import { ensureSample } from './sample.ts';
 import { segmentPanorama } from './segment-panorama.ts';
 import { type PlacementRecord, startDemoStack } from './stack.ts';
@@ -97,6 +98,8 @@ export interface DemoResult {
   vcamSize: string | null;
   /** Why the job did not complete (the report shows it); null when it did. */
   failure: { stage: string | null; reason: string } | null;
+  /** The report's "check this" list (report-checks.ts), set when the report is written. */
+  checks?: ReportCheck[];
   totalMs: number;
 }
 

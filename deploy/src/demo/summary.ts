@@ -23,6 +23,9 @@ export function formatSummary(result: DemoResult, cwd: string): string {
   if (result.failure) lines.push(`FAILED: ${result.failure.reason}`);
   const jobError = result.job.error as { code?: string; message?: string } | null | undefined;
   if (!result.failure && jobError?.code === 'segments_failed') lines.push(`WARNING: ${jobError.message}`);
+  // The report's errors beyond a failure (e.g. a completed job that tracked nobody): said here too.
+  for (const c of result.checks ?? [])
+    if (c.level === 'error' && c.id !== 'job-failed') lines.push(`CHECK: ${c.message}`);
   lines.push(
     `services: bus ${result.services.bus}, database ${result.services.database}, redis ${result.services.redis}`,
   );
