@@ -30,10 +30,13 @@ STRIDE = 8
 NUM_CLASSES = len(CLASS_NAMES)
 # (in, out, stride, dilation) of each 3x3 convolution.
 LAYERS = [(3, 16, 2, 1), (16, 32, 2, 1), (32, 48, 2, 1), (48, 64, 1, 1), (64, 64, 1, 2), (64, 64, 1, 4)]
-# Bottleneck residual blocks after LAYERS: (channels, bottleneck channels, dilation of its 3x3);
-# the blocks in turn use these dilations of their 3x3 (block 0: RESIDUAL's).
-RESIDUAL = (64, 32, 2)
+# Bottleneck residual blocks after LAYERS: (channels, bottleneck channels); the dilation of each
+# block's 3x3, in turn (block 0: 2 since version 2; block 1: 1 since version 3.0).
+RESIDUAL = (64, 32)
 RESIDUAL_DILATIONS = (2, 1, 4, 2)
+HEAD_IN = 64
+# Prior probability of the class scores at initialisation (RetinaNet, Lin et al. 2017, section 4.1).
+PRIOR = 0.01
 
 
 def residual_prefix(block: int) -> str:
@@ -47,9 +50,6 @@ def residual_blocks(params) -> int:
     while f"{residual_prefix(n)}_a_w" in params:
         n += 1
     return n
-HEAD_IN = 64
-# Prior probability of the class scores at initialisation (RetinaNet, Lin et al. 2017, section 4.1).
-PRIOR = 0.01
 
 
 def init_params(seed: int, blocks: int = 1) -> dict[str, np.ndarray]:
@@ -60,7 +60,7 @@ def init_params(seed: int, blocks: int = 1) -> dict[str, np.ndarray]:
     for k, (cin, cout, _, _) in enumerate(LAYERS):
         params[f"conv{k}_w"] = (rng.standard_normal((3, 3, cin, cout)) * np.sqrt(2.0 / (9 * cin))).astype(np.float32)
         params[f"conv{k}_b"] = np.zeros((cout,), np.float32)
-    ch, mid, _ = RESIDUAL
+    ch, mid = RESIDUAL
     if not 1 <= blocks <= len(RESIDUAL_DILATIONS):
         raise ValueError(f"residual blocks must be 1..{len(RESIDUAL_DILATIONS)}, got {blocks}")
     for block in range(blocks):
