@@ -57,11 +57,14 @@ Options:
   --model-layout <l>        auto | yolov8 | yolox                 [auto]
   --class-map <map>         detector classes, e.g. 0:player      (DETECT_CLASS_MAP)
   --score-threshold <x>     lowest detection score kept, 0–1, every class (DETECT_SCORE_THRESHOLD)
-                            [the model card's floors: people 0.481, ball 0.18; else 0.1]
+                            [the model card's floors for people and the ball; else 0.1]
   --tiling <t>              auto | off | a grid like 2x1 | an expected person height
                             like 60px (source pixels)             (DETECT_TILING) [auto]
   --precision <p>           auto | fp32 | int8: the model's int8 rendition runs on the CPU
                             under auto                            (DETECT_PRECISION) [auto]
+  --camera-motion <on|off>  measure the camera's motion between analysed frames and
+                            move the tracks with it (a panning camera)
+                            (DETECT_CAMERA_MOTION, TRACK_CAMERA_MOTION) [on]
   --analysis-fps <n>        frames per second the detector analyses [${DEMO_ANALYSIS_FPS}]
   --vcam-size <WxH>         virtual-camera video size             [follows the panorama, ≤ 1080p]
   --duration <s>            synthetic sample length, seconds      [20]
@@ -107,6 +110,7 @@ export function parseDemoArgs(
         'score-threshold': { type: 'string' },
         tiling: { type: 'string' },
         precision: { type: 'string' },
+        'camera-motion': { type: 'string' },
         'analysis-fps': { type: 'string' },
         'vcam-size': { type: 'string' },
         duration: { type: 'string' },
@@ -193,6 +197,10 @@ export function parseDemoArgs(
   if (precision !== undefined && !['auto', 'fp32', 'int8'].includes(precision)) {
     throw new ValidationError('demo_usage', `--precision ${precision}: expected auto, fp32 or int8`);
   }
+  const cameraMotion = text('camera-motion');
+  if (cameraMotion !== undefined && !['on', 'off'].includes(cameraMotion)) {
+    throw new ValidationError('demo_usage', `--camera-motion ${cameraMotion}: expected on or off`);
+  }
   const scoreThreshold =
     text('score-threshold') === undefined
       ? undefined
@@ -226,6 +234,7 @@ export function parseDemoArgs(
         : {}),
       ...(tiling ? { DETECT_TILING: tiling } : {}),
       ...(precision ? { DETECT_PRECISION: precision } : {}),
+      ...(cameraMotion ? { DETECT_CAMERA_MOTION: cameraMotion, TRACK_CAMERA_MOTION: cameraMotion } : {}),
       ...(scoreThreshold !== undefined ? { DETECT_SCORE_THRESHOLD: String(scoreThreshold) } : {}),
     },
     segmentS: number('segment-s', 5, (n) => Number.isInteger(n) && n >= 1 && n <= 60, 'a whole number from 1 to 60'),

@@ -28,7 +28,10 @@ import type { BoxXyxy } from './geometry.ts';
  * `frame` counts analysed frames from 0 (at `analysisFps`); `sourceFrame` is
  * the 0-based index of the source frame analysed (absent in older files);
  * `tMs` is that source frame's presentation time from the clip's first frame
- * in ms (its pts, not `frame / analysisFps`); `box` is in source (panorama)
+ * in ms (its pts, not `frame / analysisFps`); `cameraMotion` (optional) is the camera's motion
+ * from the previous analysed frame, `[a, b, tx, c, d, ty]` (`camera-motion.ts`: absent when the
+ * camera stood still, on the first frame, or when it was not measured — the header's
+ * `cameraMotion` says whether it was); `box` is in source (panorama)
  * pixels, x right and y down, rounded to 0.1 px; `score` in [0, 1]; a person's
  * `appearance` (optional) is its torso colour histogram in that very frame (appearance.ts),
  * which the track stage uses instead of decoding the video a second time, and `torso` (optional)
@@ -39,6 +42,12 @@ export const DETECTIONS_FORMAT = 'polyvision.detections';
 
 /** `DetectionsHeader.appearance` of a file whose person boxes carry `torsoHistogram`s. */
 export const TORSO_APPEARANCE = 'torso-rgb-64';
+
+/**
+ * `DetectionsHeader.cameraMotion.method` of a file whose frames carry the camera's motion: sparse
+ * Lucas–Kanade flow of Shi–Tomasi corners, affine RANSAC fit (`camera-motion.ts`).
+ */
+export const CAMERA_MOTION_METHOD = 'lk-affine-ransac';
 
 /** `DetectionsHeader.torsoColour` of a file whose person boxes carry `measureTorso`'s mean colour. */
 export const TORSO_MEAN_RGB = 'torso-mean-rgb';
@@ -111,6 +120,20 @@ export const DetectionsHeaderSchema = z.object({
    * Absent: not measured.
    */
   torsoColour: z.literal(TORSO_MEAN_RGB).optional(),
+  /**
+   * When the producer measured the camera's motion between analysed frames (frames' `cameraMotion`):
+   * how, and what it found (`CameraMotionCounts`). Absent: not measured (older files, `DETECT_CAMERA_MOTION=off`).
+   */
+  cameraMotion: z
+    .object({
+      method: z.literal(CAMERA_MOTION_METHOD),
+      workingWidthPx: z.number().int().positive(),
+      moving: z.number().int().nonnegative(),
+      still: z.number().int().nonnegative(),
+      unknown: z.number().int().nonnegative(),
+      skipped: z.number().int().nonnegative(),
+    })
+    .optional(),
 });
 export type DetectionsHeader = z.output<typeof DetectionsHeaderSchema>;
 
@@ -118,6 +141,8 @@ export const FrameDetectionsSchema = z.object({
   frame: z.number().int().nonnegative(),
   sourceFrame: z.number().int().nonnegative().optional(),
   tMs: z.number().nonnegative(),
+  /** The camera's motion from the previous analysed frame (`CameraMotion`, source px); absent: none known. */
+  cameraMotion: z.tuple([z.number(), z.number(), z.number(), z.number(), z.number(), z.number()]).optional(),
   detections: z.array(DetectionSchema),
 });
 export type FrameDetections = z.output<typeof FrameDetectionsSchema>;
@@ -135,12 +160,22 @@ export function roundBoxPx(box: BoxXyxy): BoxXyxy {
   return [round1(box[0]), round1(box[1]), round1(box[2]), round1(box[3])];
 }
 
-/** One frame's line (with the trailing newline); boxes rounded to 0.1 px, scores to 1e-4. */
+/**
+ * One frame's line (with the trailing newline); boxes rounded to 0.1 px, scores to 1e-4, a camera
+ * motion's linear part to 1e-6 and its translation to 0.01 px.
+ */
 export function formatFrameLine(frame: FrameDetections): string {
   return `${JSON.stringify({
     frame: frame.frame,
     ...(frame.sourceFrame !== undefined ? { sourceFrame: frame.sourceFrame } : {}),
     tMs: Math.round(frame.tMs * 1000) / 1000,
+    ...(frame.cameraMotion
+      ? {
+          cameraMotion: frame.cameraMotion.map((v, i) =>
+            i === 2 || i === 5 ? Math.round(v * 100) / 100 : Math.round(v * 1e6) / 1e6,
+          ),
+        }
+      : {}),
     detections: frame.detections.map((d) => ({
       class: d.class,
       score: Math.round(d.score * 1e4) / 1e4,

@@ -117,6 +117,8 @@ export const detectEnvSchema = z.object({
   DETECT_ORT_SPINNING: envEnum(['on', 'off'] as const, 'off'),
   /** Each row of scale-chosen tiles inferred as one strip (`DetectOptions.tileStrips`). */
   DETECT_TILE_STRIPS: envEnum(['on', 'off'] as const, 'on'),
+  /** Measure the camera's motion between analysed frames for the tracker (`RunDetectParams.cameraMotion`). */
+  DETECT_CAMERA_MOTION: envEnum(['on', 'off'] as const, 'on'),
 });
 
 /**
@@ -201,6 +203,7 @@ export async function createStageHandler(
           outputPath,
           detector,
           analysisFps,
+          cameraMotion: env.DETECT_CAMERA_MOTION === 'on',
           ...(task.segment ? { minDurationMs: SEGMENT_MIN_CLIP_MS } : {}),
           ...(typeof task.params.person_height_px === 'number' ? { personHeightPx: task.params.person_height_px } : {}),
           signal,

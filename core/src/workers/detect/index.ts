@@ -9,6 +9,7 @@
  * - `frames/`: ffprobe/ffmpeg video reading shared by every stage.
  */
 export * from './appearance.ts';
+export * from './camera-motion.ts';
 export * from './decode/index.ts';
 export * from './detect-options.ts';
 export * from './detections-format.ts';

@@ -4,8 +4,10 @@ import { rename, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { PolyvisionError } from '@polyvision/shared';
 import { encodeHistogram, measureTorso } from './appearance.ts';
+import { CameraMotionEstimator } from './camera-motion.ts';
 import type { Detection, DetectionsHeader } from './detections-format.ts';
 import {
+  CAMERA_MOTION_METHOD,
   DETECTIONS_FORMAT,
   formatFrameLine,
   roundBoxPx,
@@ -31,6 +33,12 @@ export interface RunDetectParams {
   firstPassFrames?: number;
   /** Clips shorter than this are refused (`clip_too_short`). @defaultValue 1000 */
   minDurationMs?: number;
+  /**
+   * Measure the camera's motion between analysed frames (`camera-motion.ts`), written with each frame
+   * for the tracker's camera-motion compensation; a fixed rig costs one measured pair in ten once
+   * it has stood still for 25 frames. @defaultValue true
+   */
+  cameraMotion?: boolean;
   /** Whether a clip with no detection at all fails with `no_detections`. @defaultValue true */
   failOnZeroDetections?: boolean;
   signal?: AbortSignal;
@@ -146,6 +154,7 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
     appearance: TORSO_APPEARANCE,
     ...(meanColours ? { torsoColour: TORSO_MEAN_RGB } : {}),
   };
+  const motion = (params.cameraMotion ?? true) ? await CameraMotionEstimator.create() : null;
   const temporary = `${params.outputPath}.${process.pid}.${Date.now()}.part`;
   const body = `${temporary}.frames`;
   const scores: ScoreStats = { boxes: 0, lowScoreBoxes: 0 };
@@ -173,6 +182,8 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
       const perFrame = await inflight.result;
       for (const [i, frame] of inflight.frames.entries()) {
         const list = withAppearance(perFrame[i] ?? [], frame, info.width, meanColours);
+        const people = list.filter((d) => d.class !== 'ball').map((d) => d.box);
+        const cameraMotion = motion?.next(frame, info.width, people) ?? undefined;
         detections += list.length;
         for (const d of list) {
           byClass[d.class] = (byClass[d.class] ?? 0) + 1;
@@ -180,7 +191,13 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
           if (d.score < 0.3) scores.lowScoreBoxes += 1;
         }
         await write(
-          formatFrameLine({ frame: frame.index, sourceFrame: frame.sourceIndex, tMs: frame.timeMs, detections: list }),
+          formatFrameLine({
+            frame: frame.index,
+            sourceFrame: frame.sourceIndex,
+            tMs: frame.timeMs,
+            ...(cameraMotion ? { cameraMotion } : {}),
+            detections: list,
+          }),
         );
         frames += 1;
       }
@@ -222,6 +239,9 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
     const wrong = modelLooksWrong(scores, frames);
     if (wrong) warnings.push(wrong);
     if (warnings.length > 0) header.warnings = warnings;
+    if (motion) {
+      header.cameraMotion = { method: CAMERA_MOTION_METHOD, workingWidthPx: motion.workingWidthPx, ...motion.counts };
+    }
     // The header goes first but knows the warnings only now: header + frames into the final name.
     const final = createWriteStream(temporary);
     final.write(`${JSON.stringify(header)}\n`);
@@ -232,6 +252,7 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
     await rm(temporary, { force: true });
     throw error;
   } finally {
+    motion?.close();
     await rm(body, { force: true });
   }
   const elapsedMs = performance.now() - started;

@@ -1,7 +1,8 @@
 import { histogramDistance } from '../detect/appearance.ts';
+import type { CameraMotion } from '../detect/camera-motion.ts';
 import { type BoxXyxy, iou } from '../detect/geometry.ts';
 import { assignWithLimit } from './assignment.ts';
-import { initiate, type KalmanState, predict, update } from './kalman-filter.ts';
+import { initiate, type KalmanState, predict, update, warp } from './kalman-filter.ts';
 
 /** ByteTrack parameters (defaults: the paper's MOT17 settings). */
 export interface ByteTrackOptions {
@@ -197,8 +198,14 @@ export class ByteTracker {
     return tracker;
   }
 
-  /** Advances one frame with its detections; returns the confirmed tracks seen in this frame. */
-  update(detections: readonly TrackerDetection[]): TrackerOutput[] {
+  /**
+   * Advances one frame with its detections; returns the confirmed tracks seen in this frame.
+   *
+   * @param cameraMotion - the camera's motion since the previous frame (`camera-motion.ts`, source px):
+   *   every track's predicted state is moved with it before association (`warp`), so a pan does
+   *   not carry the players' predicted boxes away from them. Absent: the camera stood still.
+   */
+  update(detections: readonly TrackerDetection[], cameraMotion?: CameraMotion): TrackerOutput[] {
     this.#frame += 1;
     const frame = this.#frame;
     const o = this.#o;
@@ -214,6 +221,7 @@ export class ByteTracker {
       t.kalman = predict(t.kalman);
     }
     for (const t of unconfirmed) t.kalman = predict(t.kalman);
+    if (cameraMotion) for (const t of [...pool, ...unconfirmed]) t.kalman = warp(t.kalman, cameraMotion);
 
     const apply = (t: Track, d: (typeof indexed)[number]) => {
       t.kalman = update(t.kalman, toMeasurement(d.box));

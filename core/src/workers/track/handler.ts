@@ -59,6 +59,11 @@ export const trackEnvSchema = z.object({
    * `off`: motion only.
    */
   TRACK_APPEARANCE: envEnum(['on', 'off'] as const, 'on'),
+  /**
+   * `on` (default): the tracks' predictions move with the camera's motion the detect stage measured
+   * (`TrackOptions.cameraMotion`; nothing moves for a fixed rig); `off`: ignore it.
+   */
+  TRACK_CAMERA_MOTION: envEnum(['on', 'off'] as const, 'on'),
   /** The detector whose model card (`metrics.json` beside it) may give the thresholds. */
   DETECT_MODEL_PATH: z.string().optional(),
 });
@@ -144,6 +149,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             ...(card?.ball !== undefined ? { ball: { minScore: card.ball } } : {}),
             ...(pitchRegion ? { pitchRegion } : {}),
             ...(appearance ? { appearance } : {}),
+            cameraMotion: env.TRACK_CAMERA_MOTION === 'on',
             ...(task.segment ? { segment: { carry } } : {}),
           },
           signal,

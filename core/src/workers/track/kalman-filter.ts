@@ -1,3 +1,4 @@
+import type { CameraMotion } from '../detect/camera-motion.ts';
 import { add, diagonal, identity, invert, type Matrix, multiply, multiplyVector, transpose } from './matrix.ts';
 
 /**
@@ -61,4 +62,29 @@ export function update(state: KalmanState, measurement: readonly number[]): Kalm
   const mean = state.mean.map((v, i) => v + gain[i]!.reduce((sum, k, j) => sum + k * innovation[j]!, 0));
   const covariance = add(state.covariance, multiply(multiply(gain, s), transpose(gain)), -1);
   return { mean, covariance };
+}
+
+/**
+ * The state moved with the camera (camera-motion compensation, BoT-SORT's GMC: Aharon et al., 2022,
+ * applied to this filter's `(cx, cy, a, h)` state): with the motion's linear part R and translation t
+ * and s = √|det R|, the centre becomes R·c + t, the centre velocity R·v, the height and its velocity
+ * are scaled by s, the aspect ratio is kept; the covariance becomes T·P·Tᵀ with T = diag(R, 1, s, R, 1, s).
+ *
+ * @param motion - `[a, b, tx, c, d, ty]`, the previous frame's px → this frame's (`camera-motion.ts`).
+ */
+export function warp(state: KalmanState, motion: CameraMotion): KalmanState {
+  const [a, b, tx, c, d, ty] = motion;
+  const s = Math.sqrt(Math.abs(a * d - b * c));
+  const t = identity(8);
+  for (const offset of [0, 4]) {
+    t[offset]![offset] = a;
+    t[offset]![offset + 1] = b;
+    t[offset + 1]![offset] = c;
+    t[offset + 1]![offset + 1] = d;
+    t[offset + 3]![offset + 3] = s;
+  }
+  const mean = multiplyVector(t, state.mean);
+  mean[0]! += tx;
+  mean[1]! += ty;
+  return { mean, covariance: multiply(multiply(t, state.covariance), transpose(t)) };
 }

@@ -41,6 +41,12 @@ export interface TrackOptions extends ByteTrackOptions {
    * track with a confident box of other colours (`ByteTrackOptions.appearanceGate`). Absent: motion only.
    */
   appearance?: AppearanceFeatures;
+  /**
+   * Move every track's prediction with the camera's motion the detections file carries per frame
+   * (`FrameDetections.cameraMotion`; camera-motion compensation, `ByteTracker.update`). `false`:
+   * ignore it (the baseline of bench/workers/camera-motion.ts). @defaultValue true
+   */
+  cameraMotion?: boolean;
   /** Options of the ball track (`trackBall`). */
   ball?: Omit<BallTrackOptions, 'fps' | 'frameWidthPx' | 'onPitch'>;
   /**
@@ -154,7 +160,7 @@ export function trackClip(
     const own = frame.detections
       .map((d, i) => ({ ...d, feature: features?.[i] ?? null }))
       .filter((d) => PEOPLE.has(d.class));
-    for (const out of tracker.update(own)) {
+    for (const out of tracker.update(own, options.cameraMotion === false ? undefined : frame.cameraMotion)) {
       let entry = byId.get(out.trackId);
       if (!entry) {
         entry = { frames: [], classScores: new Map() };
@@ -283,6 +289,7 @@ function withoutExtras(options: TrackOptions): ByteTrackOptions {
     ball: _b,
     appearance: _a,
     segment: _s,
+    cameraMotion: _cm,
     ...rest
   } = options;
   return rest;

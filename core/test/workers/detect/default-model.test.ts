@@ -113,6 +113,16 @@ describe('default player detector', () => {
       const summary = await runDetect({ inputPath, outputPath, detector, analysisFps: 5 });
       expect(summary.frames).toBe(6);
       const detections = await readDetectionsFile(outputPath);
+      // A fixed camera: its motion was measured, and nothing moved (no frame carries one for the tracker).
+      expect(detections.header.cameraMotion).toEqual({
+        method: 'lk-affine-ransac',
+        workingWidthPx: 640,
+        moving: 0,
+        still: 5,
+        unknown: 0,
+        skipped: 0,
+      });
+      expect(detections.frames.filter((f) => f.cameraMotion)).toEqual([]);
 
       const gtByFrame = new Map<number, BoxXyxy[]>();
       for (const line of (await readFile(join(dir, 'clip', 'gt', 'camera-1.mot.txt'), 'utf8')).split('\n')) {

@@ -148,3 +148,58 @@ describe('trackDetections', () => {
     expect(tracks.tracks[1]!.frames).toHaveLength(40);
   });
 });
+
+describe('camera-motion compensation', () => {
+  /**
+   * Twelve people walking slowly right (1 px a frame) in a 4 × 3 grid, 70 px apart, filmed by a camera
+   * that swings left and right by up to 40 px between analysed frames (more than a box's width):
+   * each frame carries the camera's motion as the detect stage writes it.
+   */
+  function swingingCamera(frames: number): DetectionsFile {
+    let pan = 0;
+    return {
+      header: {
+        format: 'polyvision.detections',
+        version: 1,
+        source: { width: 1280, height: 720, fps: 25, frameCount: frames * 2.5, durationMs: frames * 100 },
+        analysisFps: 10,
+        model: {
+          version: 't',
+          sha256: 'x',
+          layout: 'yolov8',
+          inputWidth: 640,
+          inputHeight: 640,
+          executionProvider: 'cpu',
+          tiles: 1,
+        },
+        classes: ['player'],
+      },
+      frames: Array.from({ length: frames }, (_, f) => {
+        const step = f === 0 ? 0 : 40 * Math.sin((2 * Math.PI * f) / 6);
+        pan += step;
+        return {
+          frame: f,
+          tMs: f * 100,
+          ...(step !== 0
+            ? { cameraMotion: [1, 0, -step, 0, 1, 0] as [number, number, number, number, number, number] }
+            : {}),
+          detections: Array.from({ length: 12 }, (_, i) => ({
+            class: 'player' as const,
+            score: 0.9,
+            box: box(400 + 70 * (i % 4) + f - pan, 250 + 90 * Math.floor(i / 4), 24, 60),
+          })),
+        };
+      }),
+    };
+  }
+
+  it('keeps every id through a swinging pan when the frames carry the camera motion', () => {
+    const clip = swingingCamera(40);
+    const withMotion = trackDetections(clip, { highScoreThreshold: 0.5, lowScoreThreshold: 0.1 });
+    expect(withMotion.tracks).toHaveLength(12);
+    for (const track of withMotion.tracks) expect(track.frames).toHaveLength(40);
+    // The same detections without the compensation: the predictions swing away and ids break.
+    const without = trackDetections(clip, { highScoreThreshold: 0.5, lowScoreThreshold: 0.1, cameraMotion: false });
+    expect(without.tracks.length).toBeGreaterThan(12);
+  });
+});

@@ -4,7 +4,7 @@
  * Hamming matching with Lowe's ratio test (Lowe, IJCV 2004, §7.1) and a
  * mutual-best check. The geometry (which matches are right) is decided later by RANSAC.
  */
-import { loadOpenCv } from './opencv.ts';
+import { loadOpenCv } from '@polyvision/shared';
 
 /** A grey image, row-major, 8-bit. */
 export interface GrayImage {

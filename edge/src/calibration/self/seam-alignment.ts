@@ -20,8 +20,8 @@
  * `panorama.seam_x_px`) and the stitcher bakes it into its remap maps.
  */
 import type { VenueCamera } from '@polyvision/shared';
+import { loadOpenCv } from '@polyvision/shared';
 import { type DivisionLens, distortDivision } from './lens-distortion.ts';
-import { loadOpenCv } from './opencv.ts';
 import { apply3, inv3 } from './panorama-plane.ts';
 
 /** One camera as the seam alignment sees it. */
