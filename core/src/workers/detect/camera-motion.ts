@@ -277,3 +277,54 @@ export function applyCameraMotion(motion: CameraMotion, x: number, y: number): [
   const [a, b, tx, c, d, ty] = motion;
   return [a * x + b * y + tx, c * x + d * y + ty];
 }
+
+/** The motion that undoes `motion` (its inverse affine map). @throws RangeError for a singular one. */
+export function invertCameraMotion(motion: CameraMotion): CameraMotion {
+  const [a, b, tx, c, d, ty] = motion;
+  const det = a * d - b * c;
+  if (Math.abs(det) < 1e-12) throw new RangeError('camera motion is singular');
+  const [ia, ib, ic, id] = [d / det, -b / det, -c / det, a / det];
+  return [ia, ib, -(ia * tx + ib * ty), ic, id, -(ic * tx + id * ty)];
+}
+
+/** `second ∘ first`: the motion `first`, then `second`. */
+export function composeCameraMotions(first: CameraMotion, second: CameraMotion): CameraMotion {
+  const [a1, b1, tx1, c1, d1, ty1] = first;
+  const [a2, b2, tx2, c2, d2, ty2] = second;
+  return [
+    a2 * a1 + b2 * c1,
+    a2 * b1 + b2 * d1,
+    a2 * tx1 + b2 * ty1 + tx2,
+    c2 * a1 + d2 * c1,
+    c2 * b1 + d2 * d1,
+    c2 * tx1 + d2 * ty1 + ty2,
+  ];
+}
+
+/** A box `[x1, y1, x2, y2]` moved with the camera: its centre mapped, its size scaled by √|det|. */
+export function moveBox(motion: CameraMotion, box: BoxXyxy): BoxXyxy {
+  const scale = Math.sqrt(Math.abs(motion[0] * motion[4] - motion[1] * motion[3]));
+  const [cx, cy] = applyCameraMotion(motion, (box[0] + box[2]) / 2, (box[1] + box[3]) / 2);
+  const hw = ((box[2] - box[0]) * scale) / 2;
+  const hh = ((box[3] - box[1]) * scale) / 2;
+  return [cx - hw, cy - hh, cx + hw, cy + hh];
+}
+
+/**
+ * Per analysed frame (its `frame` number), the motion taking its pixels to the first frame's — the
+ * clip's pixels in one frame of reference, where a pan no longer moves what stands still — from the
+ * frames' camera motions (absent: still). `null` when the camera never moved.
+ */
+export function motionsToFirstFrame(
+  frames: readonly { frame: number; cameraMotion?: CameraMotion | undefined }[],
+): Map<number, CameraMotion> | null {
+  if (!frames.some((f) => f.cameraMotion)) return null;
+  const out = new Map<number, CameraMotion>();
+  let toFirst: CameraMotion = [1, 0, 0, 0, 1, 0];
+  for (const f of frames) {
+    // Frame k → frame k−1 is the inverse of the motion k−1 → k; then on to the first frame.
+    if (f.cameraMotion) toFirst = composeCameraMotions(invertCameraMotion(f.cameraMotion), toFirst);
+    out.set(f.frame, toFirst);
+  }
+  return out;
+}

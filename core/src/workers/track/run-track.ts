@@ -1,5 +1,6 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { PolyvisionError } from '@polyvision/shared';
+import { type CameraMotion, invertCameraMotion, motionsToFirstFrame, moveBox } from '../detect/camera-motion.ts';
 import type { DetectionClass } from '../detect/detect-options.ts';
 import type { DetectionsFile } from '../detect/detections-format.ts';
 import type { BoxXyxy } from '../detect/geometry.ts';
@@ -179,6 +180,8 @@ export function trackClip(
     if ((done + 1) % 50 === 0) onProgress?.((0.9 * (done + 1)) / total);
   }
   let offPitchTracksDropped = 0;
+  // Gaps are filled where the pitch stands still: in the first frame's pixels when the camera moved.
+  const toFirstFrame = options.cameraMotion === false ? null : motionsToFirstFrame(detections.frames);
   const snapshot = tracker.snapshot();
   // A segment's young track still live at its end may go on in the next segment: kept, as the
   // whole clip would keep it (dropping it cut its first frames off and made the boundary an id switch).
@@ -194,7 +197,7 @@ export function trackClip(
     tracks.push({
       id,
       class: cls as DetectionClass,
-      frames: interpolate(entry.frames, options.interpolateGapFrames ?? 20, fps),
+      frames: interpolate(entry.frames, options.interpolateGapFrames ?? 20, fps, toFirstFrame),
     });
   }
   signal?.throwIfAborted();
@@ -295,8 +298,26 @@ function withoutExtras(options: TrackOptions): ByteTrackOptions {
   return rest;
 }
 
-function interpolate(frames: TrackFrame[], maxGap: number, fps: number): TrackFrame[] {
+/**
+ * Fills gaps of at most `maxGap` frames by linear interpolation of the boxes — in the first frame's
+ * pixels when the camera moved (`toFirstFrame`, per frame number), so a gap during a pan follows the
+ * pitch, not a straight line across the picture.
+ */
+function interpolate(
+  frames: TrackFrame[],
+  maxGap: number,
+  fps: number,
+  toFirstFrame: ReadonlyMap<number, CameraMotion> | null,
+): TrackFrame[] {
   if (maxGap <= 0) return frames;
+  const toFirst = (frame: number, box: BoxXyxy) => {
+    const motion = toFirstFrame?.get(frame);
+    return motion ? moveBox(motion, box) : box;
+  };
+  const fromFirst = (frame: number, box: BoxXyxy) => {
+    const motion = toFirstFrame?.get(frame);
+    return motion ? moveBox(invertCameraMotion(motion), box) : box;
+  };
   const out: TrackFrame[] = [];
   for (let i = 0; i < frames.length; i++) {
     const a = frames[i]!;
@@ -305,12 +326,15 @@ function interpolate(frames: TrackFrame[], maxGap: number, fps: number): TrackFr
     if (!b) continue;
     const gap = b.frame - a.frame;
     if (gap <= 1 || gap > maxGap + 1) continue;
+    const from = toFirst(a.frame, a.box);
+    const to = toFirst(b.frame, b.box);
     for (let k = 1; k < gap; k++) {
       const f = k / gap;
+      const box = fromFirst(a.frame + k, from.map((v, j) => v + (to[j]! - v) * f) as BoxXyxy);
       out.push({
         frame: a.frame + k,
         tMs: Math.round(((a.frame + k) * 1000 * 1000) / fps) / 1000,
-        box: a.box.map((v, j) => round1(v + (b.box[j]! - v) * f)) as BoxXyxy,
+        box: box.map(round1) as BoxXyxy,
         score: 0,
         interpolated: true,
       });

@@ -183,11 +183,12 @@ describe('camera-motion compensation', () => {
           ...(step !== 0
             ? { cameraMotion: [1, 0, -step, 0, 1, 0] as [number, number, number, number, number, number] }
             : {}),
+          // Person 0 is not detected in frames 20–22 (hidden): its track's gap is interpolated.
           detections: Array.from({ length: 12 }, (_, i) => ({
             class: 'player' as const,
             score: 0.9,
             box: box(400 + 70 * (i % 4) + f - pan, 250 + 90 * Math.floor(i / 4), 24, 60),
-          })),
+          })).filter((_, i) => i !== 0 || f < 20 || f > 22),
         };
       }),
     };
@@ -198,6 +199,14 @@ describe('camera-motion compensation', () => {
     const withMotion = trackDetections(clip, { highScoreThreshold: 0.5, lowScoreThreshold: 0.1 });
     expect(withMotion.tracks).toHaveLength(12);
     for (const track of withMotion.tracks) expect(track.frames).toHaveLength(40);
+    // The gap is filled where the person stood on the pitch, not on a line across the swinging picture.
+    const first = withMotion.tracks.find((t) => t.frames[0]!.box[0] < 400)!;
+    const filled = first.frames.filter((f) => f.interpolated);
+    expect(filled.map((f) => f.frame)).toEqual([20, 21, 22]);
+    for (const f of filled) {
+      const truth = clip.frames[f.frame]!.detections[0]!.box[0] - 70; // person 1 (first while 0 is hidden) is 70 px right
+      expect(Math.abs(f.box[0] - truth)).toBeLessThan(1);
+    }
     // The same detections without the compensation: the predictions swing away and ids break.
     const without = trackDetections(clip, { highScoreThreshold: 0.5, lowScoreThreshold: 0.1, cameraMotion: false });
     expect(without.tracks.length).toBeGreaterThan(12);
