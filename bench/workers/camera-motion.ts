@@ -8,6 +8,9 @@
  *   (n: source frame; up to 25 px per source frame, 63 px between analysed frames at 10 fps — a fast
  *   broadcast pan); ground truth: the tsukuba-left silhouette labels moved by the same positions (a
  *   box less than half inside the window becomes an ignore region);
+ * - **still window**: the same 1920×1080 window held at its mean position (576, 324) — the control: the
+ *   same picture size and people's scale as the panning one (the detector's tiling follows the frame
+ *   size), without the pan;
  * - **fixed**: `tsukuba-left.mp4` itself (a fixed rig: nothing to compensate, the cost of finding that out).
  *
  * Per run: HOTA, DetA, AssA, MOTA, IDF1, IDSW on the labelled frames (`eval tracks --gt-frames-only`),
@@ -45,8 +48,18 @@ if (!existsSync(SOURCE)) {
 }
 
 const WINDOW = { width: 1920, height: 1080 };
-const panX = (n: number) => Math.floor(576 + 500 * Math.sin((2 * Math.PI * n) / 125));
-const panY = (n: number) => Math.floor(324 + 150 * Math.sin((2 * Math.PI * n) / 175));
+/** A window's top-left corner per source frame n (px) and the same as ffmpeg expressions. */
+interface Window {
+  x: (n: number) => number;
+  y: (n: number) => number;
+  expression: { x: string; y: string };
+}
+const PAN: Window = {
+  x: (n: number) => Math.floor(576 + 500 * Math.sin((2 * Math.PI * n) / 125)),
+  y: (n: number) => Math.floor(324 + 150 * Math.sin((2 * Math.PI * n) / 175)),
+  expression: { x: 'floor(576+500*sin(2*PI*n/125))', y: 'floor(324+150*sin(2*PI*n/175))' },
+};
+const STILL: Window = { x: () => 576, y: () => 324, expression: { x: '576', y: '324' } };
 
 function run(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((done) => {
@@ -58,14 +71,14 @@ function run(args: string[]): Promise<{ code: number | null; output: string }> {
   });
 }
 
-/** The ground truth seen through the panning window (MOT rows; boxes under half inside → ignore rows). */
-function panGroundTruth(text: string): string {
+/** The ground truth seen through a window (MOT rows; boxes under half inside → ignore rows). */
+function windowGroundTruth(text: string, window: Window): string {
   const rows: string[] = [];
   for (const line of text.split('\n')) {
     const f = line.split(',');
     if (f.length < 9) continue;
     const n = Number(f[0]) - 1;
-    const [left, top, w, h] = [Number(f[2]) - panX(n), Number(f[3]) - panY(n), Number(f[4]), Number(f[5])];
+    const [left, top, w, h] = [Number(f[2]) - window.x(n), Number(f[3]) - window.y(n), Number(f[4]), Number(f[5])];
     const x1 = Math.max(0, left);
     const y1 = Math.max(0, top);
     const x2 = Math.min(WINDOW.width, left + w);
@@ -81,21 +94,28 @@ function panGroundTruth(text: string): string {
 
 const work = await mkdtemp(join(tmpdir(), 'pv-camera-motion-'));
 try {
-  const pan = join(work, 'pan.mp4');
-  const crop = `format=rgb24,crop=${WINDOW.width}:${WINDOW.height}:x='floor(576+500*sin(2*PI*n/125))':y='floor(324+150*sin(2*PI*n/175))':exact=1`;
-  await new Promise<void>((done, fail) => {
-    const ffmpeg = spawn(resolveFfmpegPath(), [
-      ...['-v', 'error', '-y', '-i', SOURCE, '-vf', crop],
-      ...['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', pan],
-    ]);
-    ffmpeg.once('exit', (code) => (code === 0 ? done() : fail(new Error(`ffmpeg exited ${code}`))));
-  });
-  const gtText = await readFile(resolve(repoRoot, values.gt!), 'utf8');
-  const panGt = join(work, 'pan-gt.mot.txt');
-  await writeFile(panGt, panGroundTruth(gtText));
+  const gtPath = resolve(repoRoot, values.gt!);
+  const gtText = await readFile(gtPath, 'utf8');
+  /** A 1920×1080 window over the source moving as `window` says, and its ground truth. */
+  const windowClip = async (tag: string, window: Window) => {
+    const video = join(work, `${tag}.mp4`);
+    const { x, y } = window.expression;
+    await new Promise<void>((done, fail) => {
+      const ffmpeg = spawn(resolveFfmpegPath(), [
+        ...['-v', 'error', '-y', '-i', SOURCE],
+        ...['-vf', `format=rgb24,crop=${WINDOW.width}:${WINDOW.height}:x='${x}':y='${y}':exact=1`],
+        ...['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', video],
+      ]);
+      ffmpeg.once('exit', (code) => (code === 0 ? done() : fail(new Error(`ffmpeg exited ${code}`))));
+    });
+    const gt = join(work, `${tag}-gt.mot.txt`);
+    await writeFile(gt, windowGroundTruth(gtText, window));
+    return { video, gt };
+  };
   const clips = [
-    { name: 'panning (1920×1080 window over tsukuba-left)', video: pan, gt: panGt, tag: 'pan' },
-    { name: 'fixed (tsukuba-left.mp4)', video: SOURCE, gt: resolve(repoRoot, values.gt!), tag: 'fixed' },
+    { name: 'panning 1920×1080 window over tsukuba-left', tag: 'pan', ...(await windowClip('pan', PAN)) },
+    { name: 'still 1920×1080 window (control)', tag: 'window', ...(await windowClip('window', STILL)) },
+    { name: 'tsukuba-left.mp4 (fixed rig, 3072×1728)', tag: 'fixed', video: SOURCE, gt: gtPath },
   ];
   const runs = [];
   for (const clip of clips) {

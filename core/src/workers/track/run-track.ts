@@ -155,13 +155,21 @@ export function trackClip(
   const firstNewId = tracker.nextId;
   const byId = new Map<number, { frames: TrackFrame[]; classScores: Map<string, number> }>();
   const total = detections.frames.length;
+  const useCameraMotion = options.cameraMotion !== false;
+  // A segment's first frame has no motion measured (its previous frame is in the previous segment's
+  // file): the camera is taken to go on moving as it did into the previous segment's last frame.
+  const cameraMotionInto = (index: number) =>
+    !useCameraMotion
+      ? undefined
+      : (detections.frames[index]!.cameraMotion ??
+        (index === 0 && detections.header.cameraMotion ? carried?.cameraMotion : undefined));
   for (const [done, frame] of detections.frames.entries()) {
     signal?.throwIfAborted();
     const features = options.appearance?.get(done);
     const own = frame.detections
       .map((d, i) => ({ ...d, feature: features?.[i] ?? null }))
       .filter((d) => PEOPLE.has(d.class));
-    for (const out of tracker.update(own, options.cameraMotion === false ? undefined : frame.cameraMotion)) {
+    for (const out of tracker.update(own, cameraMotionInto(done))) {
       let entry = byId.get(out.trackId);
       if (!entry) {
         entry = { frames: [], classScores: new Map() };
@@ -181,7 +189,7 @@ export function trackClip(
   }
   let offPitchTracksDropped = 0;
   // Gaps are filled where the pitch stands still: in the first frame's pixels when the camera moved.
-  const toFirstFrame = options.cameraMotion === false ? null : motionsToFirstFrame(detections.frames);
+  const toFirstFrame = useCameraMotion ? motionsToFirstFrame(detections.frames) : null;
   const snapshot = tracker.snapshot();
   // A segment's young track still live at its end may go on in the next segment: kept, as the
   // whole clip would keep it (dropping it cut its first frames off and made the boundary an id switch).
@@ -255,6 +263,9 @@ export function trackClip(
       thresholds,
       matchFrames: (carried?.matchFrames ?? 0) + detections.frames.length,
       analysisFps: fps,
+      ...(useCameraMotion && detections.frames.at(-1)?.cameraMotion
+        ? { cameraMotion: detections.frames.at(-1)!.cameraMotion }
+        : {}),
     },
   };
 }

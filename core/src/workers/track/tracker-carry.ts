@@ -42,6 +42,12 @@ export const trackCarrySchema = z.object({
   matchFrames: z.number().int().nonnegative(),
   /** The rate the segment was analysed at (absent in carries written before 2026-11-29). */
   analysisFps: z.number().positive().optional(),
+  /**
+   * The camera's motion into the segment's last analysed frame (`CameraMotion`), when it moved: the
+   * next segment's first frame has none measured (its previous frame is in this segment's file), so
+   * the tracker takes the camera to go on moving so. Absent: still, or not measured.
+   */
+  cameraMotion: z.tuple([finite, finite, finite, finite, finite, finite]).optional(),
 });
 export type TrackCarry = z.output<typeof trackCarrySchema>;
 
@@ -62,6 +68,7 @@ export function trackCarryAcrossGap(carry: TrackCarry, gapS: number, fps: number
     ...carry,
     tracker: { ...carry.tracker, frame: carry.tracker.frame + skipped, tracks: [] },
     ball: undefined,
+    cameraMotion: undefined,
     matchFrames: carry.matchFrames + skipped,
   };
 }
@@ -76,7 +83,7 @@ export function trackCarryAcrossGap(carry: TrackCarry, gapS: number, fps: number
  */
 export function trackCarryAtRate(carry: TrackCarry, fps: number): TrackCarry {
   if (!analysedAtOtherRate(carry, fps)) return carry;
-  return { ...carry, tracker: { ...carry.tracker, tracks: [] }, ball: undefined };
+  return { ...carry, tracker: { ...carry.tracker, tracks: [] }, ball: undefined, cameraMotion: undefined };
 }
 
 /** Whether the carry says its segment was analysed at a rate other than `fps` (older carries do not say). */

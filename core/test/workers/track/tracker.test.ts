@@ -6,6 +6,7 @@ import {
   initiate,
   linearSumAssignment,
   predict,
+  trackClip,
   trackDetections,
   update,
 } from '../../../src/workers/track/index.ts';
@@ -151,17 +152,35 @@ describe('trackDetections', () => {
 
 describe('camera-motion compensation', () => {
   /**
-   * Twelve people walking slowly right (1 px a frame) in a 4 × 3 grid, 70 px apart, filmed by a camera
-   * that swings left and right by up to 40 px between analysed frames (more than a box's width):
-   * each frame carries the camera's motion as the detect stage writes it.
+   * Twelve people walking slowly right (1 px a frame) in a 4 × 3 grid, 70 px apart, filmed by a
+   * camera that moves `step(f)` px right into frame f; each frame carries the camera's motion as the
+   * detect stage writes it (none on `first`, the first frame of a segment). Person 0 is not detected in
+   * frames 20–22 (hidden).
    */
-  function swingingCamera(frames: number): DetectionsFile {
-    let pan = 0;
+  function pannedClip(step: (f: number) => number, from = 0, to = 40, pan0 = 0): DetectionsFile {
+    let pan = pan0;
+    const frames = [];
+    for (let f = from; f < to; f++) {
+      const moved = f === 0 ? 0 : step(f);
+      pan += moved;
+      frames.push({
+        frame: f,
+        tMs: f * 100,
+        ...(moved !== 0 && f !== from
+          ? { cameraMotion: [1, 0, -moved, 0, 1, 0] as [number, number, number, number, number, number] }
+          : {}),
+        detections: Array.from({ length: 12 }, (_, i) => ({
+          class: 'player' as const,
+          score: 0.9,
+          box: box(400 + 70 * (i % 4) + f - pan, 250 + 90 * Math.floor(i / 4), 24, 60),
+        })).filter((_, i) => i !== 0 || f < 20 || f > 22),
+      });
+    }
     return {
       header: {
         format: 'polyvision.detections',
         version: 1,
-        source: { width: 1280, height: 720, fps: 25, frameCount: frames * 2.5, durationMs: frames * 100 },
+        source: { width: 1280, height: 720, fps: 25, frameCount: 100, durationMs: 4000 },
         analysisFps: 10,
         model: {
           version: 't',
@@ -173,30 +192,17 @@ describe('camera-motion compensation', () => {
           tiles: 1,
         },
         classes: ['player'],
+        cameraMotion: { method: 'lk-affine-ransac', workingWidthPx: 640, moving: 1, still: 0, unknown: 0, skipped: 0 },
       },
-      frames: Array.from({ length: frames }, (_, f) => {
-        const step = f === 0 ? 0 : 40 * Math.sin((2 * Math.PI * f) / 6);
-        pan += step;
-        return {
-          frame: f,
-          tMs: f * 100,
-          ...(step !== 0
-            ? { cameraMotion: [1, 0, -step, 0, 1, 0] as [number, number, number, number, number, number] }
-            : {}),
-          // Person 0 is not detected in frames 20–22 (hidden): its track's gap is interpolated.
-          detections: Array.from({ length: 12 }, (_, i) => ({
-            class: 'player' as const,
-            score: 0.9,
-            box: box(400 + 70 * (i % 4) + f - pan, 250 + 90 * Math.floor(i / 4), 24, 60),
-          })).filter((_, i) => i !== 0 || f < 20 || f > 22),
-        };
-      }),
+      frames,
     };
   }
+  const thresholds = { highScoreThreshold: 0.5, lowScoreThreshold: 0.1 };
+  const swing = (f: number) => 40 * Math.sin((2 * Math.PI * f) / 6);
 
   it('keeps every id through a swinging pan when the frames carry the camera motion', () => {
-    const clip = swingingCamera(40);
-    const withMotion = trackDetections(clip, { highScoreThreshold: 0.5, lowScoreThreshold: 0.1 });
+    const clip = pannedClip(swing);
+    const withMotion = trackDetections(clip, thresholds);
     expect(withMotion.tracks).toHaveLength(12);
     for (const track of withMotion.tracks) expect(track.frames).toHaveLength(40);
     // The gap is filled where the person stood on the pitch, not on a line across the swinging picture.
@@ -208,7 +214,22 @@ describe('camera-motion compensation', () => {
       expect(Math.abs(f.box[0] - truth)).toBeLessThan(1);
     }
     // The same detections without the compensation: the predictions swing away and ids break.
-    const without = trackDetections(clip, { highScoreThreshold: 0.5, lowScoreThreshold: 0.1, cameraMotion: false });
+    const without = trackDetections(clip, { ...thresholds, cameraMotion: false });
     expect(without.tracks.length).toBeGreaterThan(12);
+  });
+
+  it("carries the camera's motion over a segment boundary, where the first frame has none measured", () => {
+    const pan = () => 45; // a steady pan, 45 px right per analysed frame
+    const firstSegment = trackClip(pannedClip(pan, 0, 15), { ...thresholds, segment: { carry: null } });
+    expect(firstSegment.carry.cameraMotion).toEqual([1, 0, -45, 0, 1, 0]);
+    const second = pannedClip(pan, 15, 30, 45 * 14);
+    expect(second.frames[0]!.cameraMotion).toBeUndefined();
+    const ids = (clip: ReturnType<typeof trackClip>) => clip.tracks.tracks.map((t) => t.id);
+    const carried = trackClip(second, { ...thresholds, segment: { carry: firstSegment.carry } });
+    expect(new Set([...ids(firstSegment), ...ids(carried)]).size).toBe(12);
+    // Without the carried motion the boundary frame's predictions stay 45 px behind: new ids.
+    const { cameraMotion: _, ...carryWithout } = firstSegment.carry;
+    const lost = trackClip(second, { ...thresholds, segment: { carry: carryWithout } });
+    expect(new Set([...ids(firstSegment), ...ids(lost)]).size).toBeGreaterThan(12);
   });
 });
