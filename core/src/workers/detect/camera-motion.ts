@@ -25,10 +25,10 @@ export interface CameraMotionOptions {
   /**
    * After this many consecutive still frames the camera is taken for a fixed rig and only one frame
    * pair in `sampleEveryFrames` is measured (the others are `skipped`, taken as still) until a
-   * measured pair moves again. `Infinity`: measure every frame. @defaultValue 25
+   * measured pair moves again. `Infinity`: measure every frame. @defaultValue 10
    */
   stillFramesToSample?: number;
-  /** See `stillFramesToSample`. @defaultValue 10 */
+  /** See `stillFramesToSample`. @defaultValue 25 (2.5 s at 10 analysed frames per second) */
   sampleEveryFrames?: number;
 }
 
@@ -72,8 +72,8 @@ export class CameraMotionEstimator {
       maxFeatures: options.maxFeatures ?? 400,
       minInliers: options.minInliers ?? 20,
       stillTolerancePx: options.stillTolerancePx ?? 0.25,
-      stillFramesToSample: options.stillFramesToSample ?? 25,
-      sampleEveryFrames: options.sampleEveryFrames ?? 10,
+      stillFramesToSample: options.stillFramesToSample ?? 10,
+      sampleEveryFrames: options.sampleEveryFrames ?? 25,
     };
   }
 

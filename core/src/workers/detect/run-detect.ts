@@ -35,8 +35,8 @@ export interface RunDetectParams {
   minDurationMs?: number;
   /**
    * Measure the camera's motion between analysed frames (`camera-motion.ts`), written with each frame
-   * for the tracker's camera-motion compensation; a fixed rig costs one measured pair in ten once
-   * it has stood still for 25 frames. @defaultValue true
+   * for the tracker's camera-motion compensation; a fixed rig costs one measured pair in 25 once
+   * it has stood still for 10 frames. @defaultValue true
    */
   cameraMotion?: boolean;
   /** Whether a clip with no detection at all fails with `no_detections`. @defaultValue true */
