@@ -302,7 +302,7 @@ export function composeCameraMotions(first: CameraMotion, second: CameraMotion):
 }
 
 /** A box `[x1, y1, x2, y2]` moved with the camera: its centre mapped, its size scaled by √|det|. */
-export function moveBox(motion: CameraMotion, box: BoxXyxy): BoxXyxy {
+export function moveBox(motion: CameraMotion, box: Readonly<BoxXyxy>): BoxXyxy {
   const scale = Math.sqrt(Math.abs(motion[0] * motion[4] - motion[1] * motion[3]));
   const [cx, cy] = applyCameraMotion(motion, (box[0] + box[2]) / 2, (box[1] + box[3]) / 2);
   const hw = ((box[2] - box[0]) * scale) / 2;

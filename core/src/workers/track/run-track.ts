@@ -225,6 +225,7 @@ export function trackClip(
     ...options.ball,
     ...(options.pitchRegion ? { onPitch: options.pitchRegion } : {}),
     context: carried?.ball ?? null,
+    toFirstFrame,
   });
   const ball = ballTrackAsTrack(ballTrack, detections);
   if (ball) tracks.push(ball);

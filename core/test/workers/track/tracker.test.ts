@@ -232,4 +232,28 @@ describe('camera-motion compensation', () => {
     const lost = trackClip(second, { ...thresholds, segment: { carry: carryWithout } });
     expect(new Set([...ids(firstSegment), ...ids(lost)]).size).toBeGreaterThan(12);
   });
+
+  it('tracks the ball where the pitch stands still: pitch marks stay static, the ball does not jump', () => {
+    // The camera swings as above; the ball rolls 4 px a frame along the pitch; two pitch marks the
+    // detector takes for balls lie still on the pitch.
+    let pan = 0;
+    const clip = pannedClip(swing);
+    for (const f of clip.frames) {
+      pan = f.frame === 0 ? 0 : pan + swing(f.frame);
+      const ball = { class: 'ball' as const, score: 0.9, box: box(300 + 4 * f.frame - pan, 500, 8, 8) };
+      const marks = [520, 760].map((x) => ({ class: 'ball' as const, score: 0.6, box: box(x - pan, 420, 8, 8) }));
+      f.detections.push(ball, ...marks);
+    }
+    clip.header.classes = ['player', 'ball'];
+    const { ballTrack } = trackClip(clip, thresholds);
+    expect(ballTrack.summary.rejected.static).toBe(80); // both marks in every frame
+    expect(ballTrack.summary.detected).toBe(40);
+    for (const f of ballTrack.frames) {
+      const truth = clip.frames[f.frame]!.detections.find((d) => d.class === 'ball')!.box;
+      expect(f.x).toBeCloseTo((truth[0] + truth[2]) / 2, 0); // written back in the frame's own pixels
+    }
+    // Without the compensation the marks move with the picture and are not seen as static.
+    const without = trackClip(clip, { ...thresholds, cameraMotion: false });
+    expect(without.ballTrack.summary.rejected.static).toBeLessThan(80);
+  });
 });

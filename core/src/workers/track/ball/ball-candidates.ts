@@ -26,8 +26,8 @@ export interface CandidateFilterOptions {
   fps: number;
   /** Lowest score considered. @defaultValue 0 (the detector's floor) */
   minScore?: number;
-  /** Whether an image point (px) lies on the pitch (with a margin); absent: everywhere. */
-  onPitch?: (x: number, y: number) => boolean;
+  /** Whether a candidate's point (px) in its analysed frame lies on the pitch (with a margin); absent: everywhere. */
+  onPitch?: (x: number, y: number, frame: number) => boolean;
   /**
    * A candidate that has a candidate within `staticRadiusPx` in at least this many seconds' worth of
    * the frames around it (±`staticSeconds`) has not moved: a false alarm. @defaultValue 1
@@ -70,7 +70,7 @@ export function filterBallCandidates(
   const pool: BallCandidate[] = [];
   for (const c of candidates) {
     if (c.score < minScore) rejected.lowScore += counted(c);
-    else if (options.onPitch && !options.onPitch(c.x, c.y)) rejected.offPitch += counted(c);
+    else if (options.onPitch && !options.onPitch(c.x, c.y, c.frame)) rejected.offPitch += counted(c);
     else pool.push(c);
   }
   const windowFrames = Math.max(2, Math.round((options.staticSeconds ?? 1) * options.fps));

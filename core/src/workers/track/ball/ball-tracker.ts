@@ -39,8 +39,11 @@ export interface BallTrackOptions {
   accelerationPxPerS2?: number;
   /** Lowest candidate score. @defaultValue 0 */
   minScore?: number;
-  /** Whether an image point lies on the pitch (venue calibration); absent: everywhere. */
-  onPitch?: (x: number, y: number) => boolean;
+  /**
+   * Whether a candidate's point lies on the pitch (venue calibration), with its analysed frame index
+   * (context first); absent: everywhere.
+   */
+  onPitch?: (x: number, y: number, frame: number) => boolean;
   /** See `filterBallCandidates`. @defaultValue 1 */
   staticSeconds?: number;
   /** See `filterBallCandidates`. @defaultValue 10 */

@@ -1,3 +1,4 @@
+import { applyCameraMotion, type CameraMotion, invertCameraMotion, moveBox } from '../../detect/camera-motion.ts';
 import type { DetectionsFile } from '../../detect/detections-format.ts';
 import type { BallCandidate } from './ball-candidates.ts';
 import { type BallCarry, ballCarryOf } from './ball-carry.ts';
@@ -11,6 +12,14 @@ export type BallTrackFromDetectionsOptions = Omit<BallTrackOptions, 'fps' | 'fra
    * Used only when it was analysed at the file's rate.
    */
   context?: BallCarry | null;
+  /**
+   * Per analysed frame number, the motion taking its pixels to the first frame's
+   * (`motionsToFirstFrame`), when the camera moved: the ball is tracked in the first frame's pixels,
+   * where a pan neither moves a pitch mark (the static test) nor makes the ball jump (the motion
+   * model), and written back in each frame's own. Such a segment starts its ball track afresh: its
+   * context's pixels are another segment's.
+   */
+  toFirstFrame?: ReadonlyMap<number, CameraMotion> | null;
 };
 
 /**
@@ -23,12 +32,15 @@ export function ballTrackFromDetections(
   detections: DetectionsFile,
   options: BallTrackFromDetectionsOptions = {},
 ): { ballTrack: BallTrackFile; carry: BallCarry } {
-  const { context: carried, people: ownPeople, ...trackOptions } = options;
+  const { context: carried, people: ownPeople, toFirstFrame, ...trackOptions } = options;
   const fps = detections.header.analysisFps;
-  const context = carried && carried.analysisFps === fps ? carried : null;
+  const moved = toFirstFrame ?? null;
+  const context = carried && carried.analysisFps === fps && !moved ? carried : null;
   const contextFrames = context?.frameTimesS.length ?? 0;
   const candidates: BallCandidate[] = context ? context.candidates.map((c) => ({ ...c })) : [];
   const times: number[] = context ? [...context.frameTimesS] : [];
+  /** Own frame index → the motion to the first frame's pixels (none: the camera did not move). */
+  const toFirst = (index: number) => moved?.get(detections.frames[index]!.frame);
   detections.frames.forEach((f, index) => {
     times[contextFrames + index] = f.tMs / 1000;
     for (const d of f.detections) {
@@ -42,15 +54,47 @@ export function ballTrackFromDetections(
       });
     }
   });
-  const people = ownPeople && contextFrames > 0 ? shiftKeys(ownPeople, contextFrames) : ownPeople;
-  const { frames, summary } = trackBall(candidates, times, {
+  const tracked = moved
+    ? candidates.map((c) => {
+        const motion = toFirst(c.frame);
+        if (!motion) return c;
+        const [x, y] = applyCameraMotion(motion, c.x, c.y);
+        return { ...c, x, y, sizePx: c.sizePx * Math.sqrt(Math.abs(motion[0] * motion[4] - motion[1] * motion[3])) };
+      })
+    : candidates;
+  let people = ownPeople && contextFrames > 0 ? shiftKeys(ownPeople, contextFrames) : ownPeople;
+  if (people && moved) {
+    people = new Map(
+      [...people].map(([index, list]) => {
+        const motion = toFirst(index);
+        return [index, motion ? list.map((p) => ({ ...p, box: moveBox(motion, p.box) })) : list];
+      }),
+    );
+  }
+  /** A point of the first frame's pixels back in frame `index`'s (a moving camera's segment has no context). */
+  const inFrame = (index: number, x: number, y: number): [number, number] => {
+    const motion = toFirst(index);
+    return motion ? applyCameraMotion(invertCameraMotion(motion), x, y) : [x, y];
+  };
+  const onPitch = trackOptions.onPitch;
+  const { frames: trackedFrames, summary } = trackBall(tracked, times, {
     ...trackOptions,
     ...(people ? { people } : {}),
+    ...(onPitch && moved
+      ? { onPitch: (x: number, y: number, frame: number) => onPitch(...inFrame(frame, x, y), frame) }
+      : {}),
     fps,
     frameWidthPx: detections.header.source.width,
     contextFrames,
   });
-  const { onPitch, ...plain } = trackOptions;
+  const frames = moved
+    ? trackedFrames.map((f) => {
+        if (f.x === null || f.y === null) return f;
+        const [x, y] = inFrame(f.frame, f.x, f.y);
+        return { ...f, x: Math.round(x * 10) / 10, y: Math.round(y * 10) / 10 };
+      })
+    : trackedFrames;
+  const { onPitch: _onPitch, ...plain } = trackOptions;
   return {
     ballTrack: {
       format: BALL_TRACK_FORMAT,
@@ -62,6 +106,7 @@ export function ballTrackFromDetections(
       options: {
         ...plain,
         pitchRegion: onPitch !== undefined,
+        ...(moved ? { cameraMotion: true } : {}),
         people: ownPeople !== undefined,
         contextFrames,
       },
