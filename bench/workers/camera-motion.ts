@@ -168,10 +168,7 @@ try {
       console.log(JSON.stringify(runs.at(-1)));
     }
   }
-  // The cost: the detect stage (the shipped detector, 10 analysed frames per second, the whole clip in
-  // one call) with and without measuring the camera motion, alternating, in this process — the demo's
-  // step times are too noisy to tell (its two segments' tasks share a worker, the first run of a clip
-  // pays for reading it); and OpenCV's one-off load.
+  // OpenCV's one-off load (the first in this process).
   const loadStarted = performance.now();
   await CameraMotionEstimator.create();
   const openCvLoadMs = Math.round(performance.now() - loadStarted);
@@ -202,6 +199,10 @@ try {
     max: Math.round(Math.max(...errorsPx) * 100) / 100,
   };
   console.log(JSON.stringify({ estimateErrorPx }));
+  // The cost: the detect stage (the shipped detector, 10 analysed frames per second, the whole clip in
+  // one call) with and without measuring the camera motion, alternating, in this process — the demo's
+  // step times are too noisy to tell (its two segments' tasks share a worker, the first run of a clip
+  // pays for reading it).
   const detector = await Detector.open(await detectOptionsFromEnv(loadConfig(detectEnvSchema, {})));
   const cost = [];
   try {

@@ -10,6 +10,7 @@ import {
   trackDetections,
   update,
 } from '../../../src/workers/track/index.ts';
+import { detectionsHeader } from '../support/tracks.ts';
 
 const box = (cx: number, cy: number, w = 20, h = 50): BoxXyxy => [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
 
@@ -178,20 +179,7 @@ describe('camera-motion compensation', () => {
     }
     return {
       header: {
-        format: 'polyvision.detections',
-        version: 1,
-        source: { width: 1280, height: 720, fps: 25, frameCount: 100, durationMs: 4000 },
-        analysisFps: 10,
-        model: {
-          version: 't',
-          sha256: 'x',
-          layout: 'yolov8',
-          inputWidth: 640,
-          inputHeight: 640,
-          executionProvider: 'cpu',
-          tiles: 1,
-        },
-        classes: ['player'],
+        ...detectionsHeader(100, 25, 1280, 720, 10),
         cameraMotion: { method: 'lk-affine-ransac', workingWidthPx: 640, moving: 1, still: 0, unknown: 0, skipped: 0 },
       },
       frames,
@@ -244,7 +232,6 @@ describe('camera-motion compensation', () => {
       const marks = [520, 760].map((x) => ({ class: 'ball' as const, score: 0.6, box: box(x - pan, 420, 8, 8) }));
       f.detections.push(ball, ...marks);
     }
-    clip.header.classes = ['player', 'ball'];
     const { ballTrack } = trackClip(clip, thresholds);
     expect(ballTrack.summary.rejected.static).toBe(80); // both marks in every frame
     expect(ballTrack.summary.detected).toBe(40);
