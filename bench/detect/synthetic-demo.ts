@@ -8,10 +8,11 @@
  * (`bench/detect/scoring.ts`) side by side, in one run; the legacy row uses the 2.0 card's tracker
  * thresholds (0.531 / 0.349 on the best-role score), the card row the card's (merged score).
  *
- *   node bench/detect/synthetic-demo.ts [--scorings legacy,card] [--fps 10] [--reuse]
+ *   node bench/detect/synthetic-demo.ts [--scorings legacy,card] [--fps 10] [--reuse] [--seed 7] [--ball-floor x]
  *
  * `--reuse` keeps detections written by an earlier run (tracking and scoring only); `--high`/`--low`
- * replace the tracker thresholds (exploration; `--out` names the results file). The ball: the
+ * replace the tracker thresholds, `--ball-floor` the ball score the detector keeps and the ball
+ * tracker considers, `--seed` the sample (exploration; `--out` names the results file). The ball: the
  * ball track's positions and the single-frame top-score ball box against the truth centre (within
  * 5 px), per analysed frame, as bench/workers/track-quality.ts.
  *
@@ -39,10 +40,12 @@ const { values } = parseArgs({
     reuse: { type: 'boolean', default: false },
     high: { type: 'string' },
     low: { type: 'string' },
+    'ball-floor': { type: 'string' },
+    seed: { type: 'string', default: '7' },
     out: { type: 'string', default: 'detect-synthetic-demo' },
   },
 });
-const clip = await syntheticClip(7, 20);
+const clip = await syntheticClip(Number(values.seed), 20);
 const gt = resolve(clip.dir, 'gt', 'panorama.mot.txt');
 const work = join(root, '.cache', 'bench-detect', 'synthetic-demo');
 await mkdir(work, { recursive: true });
@@ -58,6 +61,7 @@ for (const scoring of values.scorings.split(',') as Scoring[]) {
     ...base,
     ...(values.high ? { high: Number(values.high) } : {}),
     ...(values.low ? { low: Number(values.low) } : {}),
+    ...(values['ball-floor'] ? { ball: Number(values['ball-floor']) } : {}),
   };
   const detector = await Detector.open({
     model: { path: DEFAULT_MODEL_PATH },
@@ -65,9 +69,14 @@ for (const scoring of values.scorings.split(',') as Scoring[]) {
     classMap: { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' },
     tiling: { modelPersonHeightPx: DEFAULT_MODEL_PERSON_HEIGHT_PX },
     ...options,
+    // --ball-floor: the lowest ball score the detector keeps and the ball tracker considers (exploration).
+    ...(values['ball-floor']
+      ? { classScoreFloors: { ...options.classScoreFloors, ball: Number(values['ball-floor']) } }
+      : {}),
   });
-  const detectionsPath = join(work, `${scoring}.detections.jsonl`);
-  const tracksPath = join(work, `${scoring}.tracks.json`);
+  const variant = `${scoring}-seed${values.seed}${values['ball-floor'] ? `-ball${values['ball-floor']}` : ''}`;
+  const detectionsPath = join(work, `${variant}.detections.jsonl`);
+  const tracksPath = join(work, `${variant}.tracks.json`);
   const loadBefore = loadavg()[0]!;
   let detectFramesPerSecond: number | undefined;
   try {
