@@ -301,9 +301,14 @@ export function composeCameraMotions(first: CameraMotion, second: CameraMotion):
   ];
 }
 
-/** A box `[x1, y1, x2, y2]` moved with the camera: its centre mapped, its size scaled by √|det|. */
+/** How much a motion scales lengths (a zoom): √|det| of its linear part. */
+export function cameraMotionScale(motion: CameraMotion): number {
+  return Math.sqrt(Math.abs(motion[0] * motion[4] - motion[1] * motion[3]));
+}
+
+/** A box `[x1, y1, x2, y2]` moved with the camera: its centre mapped, its size scaled by {@link cameraMotionScale}. */
 export function moveBox(motion: CameraMotion, box: Readonly<BoxXyxy>): BoxXyxy {
-  const scale = Math.sqrt(Math.abs(motion[0] * motion[4] - motion[1] * motion[3]));
+  const scale = cameraMotionScale(motion);
   const [cx, cy] = applyCameraMotion(motion, (box[0] + box[2]) / 2, (box[1] + box[3]) / 2);
   const hw = ((box[2] - box[0]) * scale) / 2;
   const hh = ((box[3] - box[1]) * scale) / 2;

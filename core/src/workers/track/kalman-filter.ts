@@ -1,4 +1,4 @@
-import type { CameraMotion } from '../detect/camera-motion.ts';
+import { type CameraMotion, cameraMotionScale } from '../detect/camera-motion.ts';
 import { add, diagonal, identity, invert, type Matrix, multiply, multiplyVector, transpose } from './matrix.ts';
 
 /**
@@ -74,7 +74,7 @@ export function update(state: KalmanState, measurement: readonly number[]): Kalm
  */
 export function warp(state: KalmanState, motion: CameraMotion): KalmanState {
   const [a, b, tx, c, d, ty] = motion;
-  const s = Math.sqrt(Math.abs(a * d - b * c));
+  const s = cameraMotionScale(motion);
   const t = identity(8);
   for (const offset of [0, 4]) {
     t[offset]![offset] = a;

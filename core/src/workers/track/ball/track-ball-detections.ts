@@ -1,4 +1,10 @@
-import { applyCameraMotion, type CameraMotion, invertCameraMotion, moveBox } from '../../detect/camera-motion.ts';
+import {
+  applyCameraMotion,
+  type CameraMotion,
+  cameraMotionScale,
+  invertCameraMotion,
+  moveBox,
+} from '../../detect/camera-motion.ts';
 import type { DetectionsFile } from '../../detect/detections-format.ts';
 import type { BallCandidate } from './ball-candidates.ts';
 import { type BallCarry, ballCarryOf } from './ball-carry.ts';
@@ -59,7 +65,7 @@ export function ballTrackFromDetections(
         const motion = toFirst(c.frame);
         if (!motion) return c;
         const [x, y] = applyCameraMotion(motion, c.x, c.y);
-        return { ...c, x, y, sizePx: c.sizePx * Math.sqrt(Math.abs(motion[0] * motion[4] - motion[1] * motion[3])) };
+        return { ...c, x, y, sizePx: c.sizePx * cameraMotionScale(motion) };
       })
     : candidates;
   let people = ownPeople && contextFrames > 0 ? shiftKeys(ownPeople, contextFrames) : ownPeople;
