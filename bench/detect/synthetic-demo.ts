@@ -19,17 +19,16 @@
  * Writes bench/results/detect-synthetic-demo.json.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { DEFAULT_MODEL_PATH, DEFAULT_MODEL_PERSON_HEIGHT_PX } from '../../core/src/workers/detect/handler.ts';
-import { Detector, readDetectionsFile, readModelCard, runDetect } from '../../core/src/workers/detect/index.ts';
+import { DEFAULT_MODEL_PATH } from '../../core/src/workers/detect/handler.ts';
+import { readDetectionsFile, readModelCard } from '../../core/src/workers/detect/index.ts';
 import { pitchRegionOf, trackClip, writeTracksFile } from '../../core/src/workers/track/index.ts';
-import { syntheticClip } from '../workers/synthetic-clip.ts';
 import { type Scoring, scoringOptions } from './scoring.ts';
+import { ballTruth, scoreBallTrack, syntheticDetections } from './synthetic-detections.ts';
 
 const exec = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -45,15 +44,13 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'detect-synthetic-demo' },
   },
 });
-const clip = await syntheticClip(Number(values.seed), 20);
-const gt = resolve(clip.dir, 'gt', 'panorama.mot.txt');
 const work = join(root, '.cache', 'bench-detect', 'synthetic-demo');
 await mkdir(work, { recursive: true });
 const cli = (args: string[]) => exec(process.execPath, [join(root, 'deploy/src/cli/main.ts'), ...args]);
 const card = await readModelCard(DEFAULT_MODEL_PATH);
 const rows = [];
 for (const scoring of values.scorings.split(',') as Scoring[]) {
-  const { options, high } = await scoringOptions(scoring, DEFAULT_MODEL_PATH);
+  const { high } = await scoringOptions(scoring, DEFAULT_MODEL_PATH);
   const base =
     scoring === 'legacy' ? { high: 0.531, low: 0.349, ball: 0.18 } : card ? card.tracker : { high: 0.5, low: 0.1 };
   // --high / --low: explore other tracker thresholds on the same detections (with --reuse).
@@ -63,35 +60,17 @@ for (const scoring of values.scorings.split(',') as Scoring[]) {
     ...(values.low ? { low: Number(values.low) } : {}),
     ...(values['ball-floor'] ? { ball: Number(values['ball-floor']) } : {}),
   };
-  const detector = await Detector.open({
-    model: { path: DEFAULT_MODEL_PATH },
-    modelVersion: `bench-${scoring}`,
-    classMap: { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' },
-    tiling: { modelPersonHeightPx: DEFAULT_MODEL_PERSON_HEIGHT_PX },
-    ...options,
-    // --ball-floor: the lowest ball score the detector keeps and the ball tracker considers (exploration).
-    ...(values['ball-floor']
-      ? { classScoreFloors: { ...options.classScoreFloors, ball: Number(values['ball-floor']) } }
-      : {}),
-  });
-  const variant = `${scoring}-seed${values.seed}${values['ball-floor'] ? `-ball${values['ball-floor']}` : ''}`;
-  const detectionsPath = join(work, `${variant}.detections.jsonl`);
-  const tracksPath = join(work, `${variant}.tracks.json`);
   const loadBefore = loadavg()[0]!;
-  let detectFramesPerSecond: number | undefined;
-  try {
-    if (!values.reuse || !existsSync(detectionsPath)) {
-      const summary = await runDetect({
-        inputPath: clip.panoramaPath,
-        outputPath: detectionsPath,
-        detector,
-        analysisFps: Number(values.fps),
-      });
-      detectFramesPerSecond = summary.framesPerSecond;
-    }
-  } finally {
-    await detector.close();
-  }
+  const { clip, detectionsPath, variant, framesPerSecond } = await syntheticDetections({
+    seed: Number(values.seed),
+    scoring,
+    fps: Number(values.fps),
+    reuse: values.reuse,
+    ...(values['ball-floor'] ? { ballFloor: Number(values['ball-floor']) } : {}),
+  });
+  const detectFramesPerSecond = framesPerSecond;
+  const gt = resolve(clip.dir, 'gt', 'panorama.mot.txt');
+  const tracksPath = join(work, `${variant}.tracks.json`);
   const detections = await readDetectionsFile(detectionsPath);
   const detectionCount = detections.frames.reduce((n, f) => n + f.detections.length, 0);
   const region = pitchRegionOf(clip.venue, clip.width, clip.height);
@@ -101,21 +80,11 @@ for (const scoring of values.scorings.split(',') as Scoring[]) {
     ...(region ? { pitchRegion: region } : {}),
   });
   await writeTracksFile(tracksPath, tracked.tracks);
-  // Ball: truth centre per source frame; the track and the top-score box per analysed frame.
-  const truthBall = new Map(
-    clip.truth.tracks.find((t) => t.class === 'ball')?.frames.map((f) => [f.frame, f.box] as const) ?? [],
-  );
-  const near = (k: number, x: number, y: number) => {
-    const b = truthBall.get(detections.frames[k]?.sourceFrame ?? -1);
-    return b !== undefined && Math.hypot((b[0] + b[2]) / 2 - x, (b[1] + b[3]) / 2 - y) <= 5;
-  };
-  const ballTruthFrames = detections.frames.filter((f) => truthBall.has(f.sourceFrame ?? -1)).length;
-  const trackBall = { positions: 0, right: 0 };
-  for (const f of tracked.ballTrack.frames) {
-    if (f.x === null || f.y === null || f.state === 'predicted') continue;
-    trackBall.positions += 1;
-    if (near(f.frame, f.x, f.y)) trackBall.right += 1;
-  }
+  // Ball: the track's positions and the top-score box per analysed frame against the truth centre.
+  const truth = ballTruth(clip, detections);
+  const near = (k: number, x: number, y: number) => truth.near(k, x, y);
+  const ballTruthFrames = truth.frames;
+  const trackScore = scoreBallTrack(truth, tracked.ballTrack.frames);
   const single = { frames: 0, right: 0, boxes: 0 };
   detections.frames.forEach((f, k) => {
     const balls = f.detections.filter((d) => d.class === 'ball').sort((a, b) => b.score - a.score);
@@ -129,7 +98,7 @@ for (const scoring of values.scorings.split(',') as Scoring[]) {
   const ball = {
     truthFrames: ballTruthFrames,
     boxesPerFrame: +(single.boxes / detections.frames.length).toFixed(2),
-    track: { precision: ratio(trackBall.right, trackBall.positions), recall: ratio(trackBall.right, ballTruthFrames) },
+    track: { precision: trackScore.precision, recall: trackScore.recall },
     singleFrameTopScore: {
       precision: ratio(single.right, single.frames),
       recall: ratio(single.right, ballTruthFrames),

@@ -112,6 +112,21 @@ describe('trackBall', () => {
     expect(summary.rejected.static).toBe(40);
   });
 
+  it('leaves out a ball at rest seen in too few frames for the static test (a spare ball by the touchline)', () => {
+    // The ball in play in frames 0–9; a spare ball at rest scoring higher, seen only in frames 20–27 (8 of 40:
+    // fewer than the candidates' static test needs), then nothing.
+    const candidates: BallCandidate[] = [];
+    for (let f = 0; f < 10; f++) candidates.push(ballAt(f, 0.3));
+    for (let f = 20; f < 28; f++)
+      candidates.push({ frame: f, x: 523 + (f % 2) * 0.3, y: 1401, sizePx: 8, score: 0.37 });
+    const { frames, summary } = trackBall(candidates, times(40), { fps: FPS, frameWidthPx: 3072 });
+    expect(summary.rejected.static).toBe(0);
+    expect(summary.stillTracklets).toBe(1);
+    expect(summary.chosenTracklets).toBe(1);
+    expect(frames.slice(0, 10).every((f) => f.state === 'detected' && f.y === 200)).toBe(true);
+    expect(frames.slice(20).every((f) => f.state === 'lost')).toBe(true);
+  });
+
   it('chooses the longer, stronger path when two tracklets overlap in time', () => {
     const candidates: BallCandidate[] = [];
     for (let f = 0; f < 20; f++) candidates.push(ballAt(f));

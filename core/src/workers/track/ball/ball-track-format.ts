@@ -12,7 +12,7 @@ import { z } from 'zod';
  *            {"frame":1,"t":0.1,"x":1420.1,"y":203.2,"state":"interpolated","score":0},
  *            {"frame":2,"t":0.2,"x":null,"y":null,"state":"lost","score":0}],
  *  "summary":{"frames":…,"detected":…,"interpolated":…,"predicted":…,"lost":…,"coverage":0.93,
- *             "candidates":…,"keptCandidatesPerFrame":…,"rejected":{"lowScore":…,"offPitch":…,"static":…,"beyondTopK":…},"tracklets":…,"followingPlayer":…,"chosenTracklets":…},
+ *             "candidates":…,"keptCandidatesPerFrame":…,"rejected":{"lowScore":…,"offPitch":…,"static":…,"beyondTopK":…},"tracklets":…,"followingPlayer":…,"stillTracklets":…,"chosenTracklets":…},
  *  "options":{…}}
  * ```
  * `t`: presentation time of the analysed frame, seconds from the clip start (the detections'
@@ -55,6 +55,8 @@ export const BallTrackFileSchema = z.object({
     }),
     tracklets: z.number().int(),
     followingPlayer: z.number().int(),
+    // Absent in files before 2026-11-29 (the still-tracklet test).
+    stillTracklets: z.number().int().optional(),
     chosenTracklets: z.number().int(),
   }),
   options: z.record(z.string(), z.unknown()),

@@ -97,6 +97,11 @@ export interface BallTrackSummary {
   tracklets: number;
   /** Tracklets that follow one player's feet (down-weighted; see `BallTrackOptions.people`). */
   followingPlayer: number;
+  /**
+   * Tracklets left out as a ball at rest: ≥ half the static test's window (`staticSeconds`) long, every
+   * detection within the static radius (max(2 px, 0.75 · median candidate size)) of their mean.
+   */
+  stillTracklets: number;
   chosenTracklets: number;
 }
 
@@ -114,7 +119,7 @@ interface Tracklet {
  *    (`PointKalman`) by optimal assignment on the Mahalanobis distance, gated by χ² and by the
  *    fastest plausible ball; a tracklet ends after `maxMissFrames` frames without a candidate;
  * 3. the ball is the set of non-overlapping tracklets of at least `minTrackletDetections`
- *    detections with the largest total score (weighted interval scheduling, exact dynamic
+ *    detections, not at rest (`BallTrackSummary.stillTracklets`), with the largest total score (weighted interval scheduling, exact dynamic
  *    programming: Kleinberg & Tardos, "Algorithm Design", §6.1), a tracklet that only follows one
  *    player's feet (`people`) counting `followWeight` of its score;
  * 4. per frame: `detected` on a chosen detection; `interpolated` (linear) inside a tracklet and
@@ -212,8 +217,18 @@ export function trackBall(
   };
   const ownFrames = (t: Tracklet) => t.detections.at(-1)!.frame >= contextFrames;
   let followingPlayer = 0;
+  // A tracklet that never left its first place for half the static test's window is a ball at rest (a spare
+  // ball by the touchline that the detector sees only in a few frames, too few for the candidates' static test).
+  const stillFrames = minDetections;
+  const stillRadius = Math.max(2, 0.75 * medianSize);
+  let still = 0;
   const eligible = finished
     .filter((t) => t.detections.length >= minDetections)
+    .filter((t) => {
+      const isStill = t.detections.length >= stillFrames && spreadPx(t.detections) <= stillRadius;
+      if (isStill && ownFrames(t)) still += 1;
+      return !isStill;
+    })
     .map((t) => {
       const follows = followsOnePlayer(t);
       if (follows && ownFrames(t)) followingPlayer += 1;
@@ -315,9 +330,17 @@ export function trackBall(
     rejected,
     tracklets: finished.filter(ownFrames).length,
     followingPlayer,
+    stillTracklets: still,
     chosenTracklets: chosen.filter((e) => ownFrames(e.t)).length,
   };
   return { frames: own, summary };
+}
+
+/** The largest distance of a tracklet's detections from their mean, px. */
+function spreadPx(dets: readonly BallCandidate[]): number {
+  const mx = dets.reduce((a, c) => a + c.x, 0) / dets.length;
+  const my = dets.reduce((a, c) => a + c.y, 0) / dets.length;
+  return Math.max(...dets.map((c) => Math.hypot(c.x - mx, c.y - my)));
 }
 
 /** Velocity (px/s) from a tracklet's last detections (mean over up to the last 3 steps). */
