@@ -153,6 +153,30 @@ describe('trackBall', () => {
     expect(frames.every((f) => f.state === 'detected' && f.x === 300 + 15 * f.frame)).toBe(true);
   });
 
+  it("takes a player's boots as the ball only as a dribble that continues the ball's path", () => {
+    // A player walking right from frame 16, feet at y = 200; the ball comes down to him in frames 0–9 and is
+    // not seen for 6 frames (its tracklet ends), then only his boot is (frames 16–29).
+    const people = new Map<number, { id: number; box: [number, number, number, number] }[]>();
+    const boot = (f: number): BallCandidate => ({ frame: f, x: 240 + 2 * (f - 16), y: 198, sizePx: 5, score: 0.5 });
+    for (let f = 0; f < 30; f++) {
+      const px = 237 + 2 * Math.max(0, f - 16);
+      people.set(f, [{ id: 4, box: [px - 8, 152, px + 8, 202] }]);
+    }
+    const ball = Array.from({ length: 10 }, (_, f) => ({ frame: f, x: 240, y: 400 - 20 * f, sizePx: 5, score: 0.5 }));
+    const boots = Array.from({ length: 14 }, (_, k) => boot(16 + k));
+    const options = { fps: FPS, frameWidthPx: 2000, people };
+
+    const dribble = trackBall([...ball, ...boots], times(30), options);
+    expect(dribble.summary).toMatchObject({ followingPlayer: 1, chosenTracklets: 2 });
+    expect(dribble.frames.slice(16).every((f) => f.state === 'detected' && f.y === 198)).toBe(true);
+    expect(dribble.frames.slice(10, 16).every((f) => f.state === 'interpolated')).toBe(true);
+
+    // The same boot with no ball arriving: never the ball on its own.
+    const alone = trackBall(boots, times(30), options);
+    expect(alone.summary).toMatchObject({ followingPlayer: 1, chosenTracklets: 0 });
+    expect(alone.frames.every((f) => f.state === 'lost')).toBe(true);
+  });
+
   it('does not follow a boot it meets in the one frame the ball is missed', () => {
     const candidates: BallCandidate[] = [];
     for (let f = 0; f < 30; f++) {

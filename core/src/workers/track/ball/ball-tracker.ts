@@ -61,14 +61,13 @@ export interface BallTrackOptions {
   /**
    * The people's tracked boxes per analysed frame (`{id, box}`, source px). A tracklet whose
    * detections lie, for at least `followShare` of them, in the lower half of one and the same
-   * person's box follows that player — a boot the detector takes for the ball — and weighs
-   * `followWeight` of its score when the ball's path is chosen. A real ball leaves a player's feet.
+   * person's box follows that player — a boot the detector takes for the ball, or the ball dribbled:
+   * it is the ball only as a continuation of the path (a chosen tracklet that interpolation reaches
+   * it from or to), never on its own. A real ball arrives at and leaves a player's feet.
    */
   people?: ReadonlyMap<number, readonly { id: number; box: readonly [number, number, number, number] }[]>;
   /** @defaultValue 0.8 */
   followShare?: number;
-  /** @defaultValue 0.2 */
-  followWeight?: number;
   /**
    * The first `contextFrames` frames are the previous segment's end (`BallCarry`, a match's segment
    * after the first): their candidates take part in the filter, the tracklets and the choice of the
@@ -119,9 +118,10 @@ interface Tracklet {
  *    (`PointKalman`) by optimal assignment on the Mahalanobis distance, gated by χ² and by the
  *    fastest plausible ball; a tracklet ends after `maxMissFrames` frames without a candidate;
  * 3. the ball is the set of non-overlapping tracklets of at least `minTrackletDetections`
- *    detections, not at rest (`BallTrackSummary.stillTracklets`), with the largest total score (weighted interval scheduling, exact dynamic
- *    programming: Kleinberg & Tardos, "Algorithm Design", §6.1), a tracklet that only follows one
- *    player's feet (`people`) counting `followWeight` of its score;
+ *    detections, not at rest (`BallTrackSummary.stillTracklets`), with the largest total score
+ *    (weighted interval scheduling, `heaviestDisjoint`); a tracklet that only follows one player's
+ *    feet (`people`) is then added only where it overlaps none of them and interpolation reaches it
+ *    from one of them (the ball arriving at or leaving a player: a dribble);
  * 4. per frame: `detected` on a chosen detection; `interpolated` (linear) inside a tracklet and
  *    across a gap of at most `interpolateGapFrames` between two chosen tracklets when the jump is
  *    no faster than the speed bound; `predicted` (constant velocity) for up to `maxPredictFrames`
@@ -222,7 +222,7 @@ export function trackBall(
   const stillFrames = minDetections;
   const stillRadius = Math.max(2, 0.75 * medianSize);
   let still = 0;
-  const eligible = finished
+  const eligible: Candidate[] = finished
     .filter((t) => t.detections.length >= minDetections)
     .filter((t) => {
       const isStill = t.detections.length >= stillFrames && spreadPx(t.detections) <= stillRadius;
@@ -232,41 +232,39 @@ export function trackBall(
     .map((t) => {
       const follows = followsOnePlayer(t);
       if (follows && ownFrames(t)) followingPlayer += 1;
-      const score = t.detections.reduce((s, c) => s + c.score, 0);
       return {
         t,
         start: t.detections[0]!.frame,
         end: t.detections.at(-1)!.frame,
-        weight: follows ? score * (options.followWeight ?? 0.2) : score,
+        weight: t.detections.reduce((s, c) => s + c.score, 0),
+        follows,
       };
-    })
-    .sort((a, b) => a.end - b.end || a.start - b.start);
-  const best = new Array<number>(eligible.length + 1).fill(0);
-  const take = new Array<boolean>(eligible.length + 1).fill(false);
-  const previous = eligible.map((e, i) => {
-    // Last tracklet ending before this one starts (binary search over ends).
-    let lo = 0;
-    let hi = i;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (eligible[mid]!.end < e.start) lo = mid + 1;
-      else hi = mid;
+    });
+  const interpolateGap = options.interpolateGapFrames ?? Math.round(fps);
+  /** Whether the path can go from tracklet `a` to the later `b` by interpolation (step 4's test). */
+  const connects = (a: Candidate, b: Candidate): boolean => {
+    const gap = b.start - a.end;
+    if (gap < 1 || gap - 1 > interpolateGap) return false;
+    const from = a.t.detections.at(-1)!;
+    const to = b.t.detections[0]!;
+    return Math.hypot(to.x - from.x, to.y - from.y) / (gap * dt) <= maxSpeed;
+  };
+  const chosen = heaviestDisjoint(eligible.filter((e) => !e.follows));
+  // A tracklet on one player's boots is the ball only as a continuation of the path (a dribble): it joins
+  // when it overlaps nothing chosen and connects to a chosen tracklet before or after it.
+  const boots = eligible.filter((e) => e.follows).sort((a, b) => b.weight - a.weight);
+  for (let added = true; added; ) {
+    added = false;
+    for (const [k, e] of boots.entries()) {
+      if (chosen.some((c) => c.start <= e.end && e.start <= c.end)) continue;
+      if (!chosen.some((c) => connects(c, e) || connects(e, c))) continue;
+      chosen.push(e);
+      boots.splice(k, 1);
+      added = true;
+      break;
     }
-    return lo; // count of tracklets ending before e.start
-  });
-  for (let i = 1; i <= eligible.length; i++) {
-    const withIt = eligible[i - 1]!.weight + best[previous[i - 1]!]!;
-    take[i] = withIt > best[i - 1]!;
-    best[i] = Math.max(withIt, best[i - 1]!);
   }
-  const chosen: typeof eligible = [];
-  for (let i = eligible.length; i > 0; ) {
-    if (take[i]) {
-      chosen.push(eligible[i - 1]!);
-      i = previous[i - 1]!;
-    } else i -= 1;
-  }
-  chosen.reverse();
+  chosen.sort((a, b) => a.start - b.start);
 
   // 4. Per-frame states.
   const frames: BallFrame[] = frameTimesS.map((t, frame) => ({
@@ -285,7 +283,6 @@ export function trackBall(
     f.state = state;
     f.score = round4(score);
   };
-  const interpolateGap = options.interpolateGapFrames ?? Math.round(fps);
   const maxPredict = options.maxPredictFrames ?? Math.round(0.3 * fps);
   const fill = (a: BallCandidate, b: BallCandidate) => {
     for (let f = a.frame + 1; f < b.frame; f++) {
@@ -334,6 +331,52 @@ export function trackBall(
     chosenTracklets: chosen.filter((e) => ownFrames(e.t)).length,
   };
   return { frames: own, summary };
+}
+
+/** A tracklet as a candidate stretch of the ball's path. */
+interface Candidate {
+  t: Tracklet;
+  /** First and last detection's analysed frame. */
+  start: number;
+  end: number;
+  /** Sum of its detections' scores. */
+  weight: number;
+  /** It follows one player's boots (`BallTrackOptions.people`). */
+  follows: boolean;
+}
+
+/**
+ * The set of tracklets that do not overlap in time with the largest total weight: weighted interval
+ * scheduling by exact dynamic programming (Kleinberg & Tardos, "Algorithm Design", §6.1). Sorted by end.
+ */
+function heaviestDisjoint(items: readonly Candidate[]): Candidate[] {
+  const byEnd = [...items].sort((a, b) => a.end - b.end || a.start - b.start);
+  const best = new Array<number>(byEnd.length + 1).fill(0);
+  const take = new Array<boolean>(byEnd.length + 1).fill(false);
+  const previous = byEnd.map((e, i) => {
+    // Count of tracklets ending before this one starts (binary search over ends).
+    let lo = 0;
+    let hi = i;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (byEnd[mid]!.end < e.start) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  });
+  for (let i = 1; i <= byEnd.length; i++) {
+    const withIt = byEnd[i - 1]!.weight + best[previous[i - 1]!]!;
+    take[i] = withIt > best[i - 1]!;
+    best[i] = Math.max(withIt, best[i - 1]!);
+  }
+  const chosen: Candidate[] = [];
+  for (let i = byEnd.length; i > 0; ) {
+    if (take[i]) {
+      chosen.push(byEnd[i - 1]!);
+      i = previous[i - 1]!;
+    } else i -= 1;
+  }
+  return chosen.reverse();
 }
 
 /** The largest distance of a tracklet's detections from their mean, px. */
