@@ -94,11 +94,11 @@ export interface BallTrackSummary {
   keptCandidatesPerFrame: number;
   rejected: CandidateRejections;
   tracklets: number;
-  /** Tracklets that follow one player's feet (down-weighted; see `BallTrackOptions.people`). */
+  /** Tracklets that follow one player's feet (the ball only as a continuation of the path; see `BallTrackOptions.people`). */
   followingPlayer: number;
   /**
-   * Tracklets left out as a ball at rest: ≥ half the static test's window (`staticSeconds`) long, every
-   * detection within the static radius (max(2 px, 0.75 · median candidate size)) of their mean.
+   * Tracklets left out as a ball at rest: every detection within max(2 px, 0.75 · median candidate size)
+   * of their mean (a ball at rest seen in too few frames for the candidates' static test).
    */
   stillTracklets: number;
   chosenTracklets: number;
@@ -217,15 +217,14 @@ export function trackBall(
   };
   const ownFrames = (t: Tracklet) => t.detections.at(-1)!.frame >= contextFrames;
   let followingPlayer = 0;
-  // A tracklet that never left its first place for half the static test's window is a ball at rest (a spare
-  // ball by the touchline that the detector sees only in a few frames, too few for the candidates' static test).
-  const stillFrames = minDetections;
+  // A tracklet whose detections never leave a small circle is a ball at rest (a spare ball by the touchline
+  // that the detector sees in too few frames for the candidates' static test).
   const stillRadius = Math.max(2, 0.75 * medianSize);
   let still = 0;
-  const eligible: Candidate[] = finished
+  const eligible: PathStretch[] = finished
     .filter((t) => t.detections.length >= minDetections)
     .filter((t) => {
-      const isStill = t.detections.length >= stillFrames && spreadPx(t.detections) <= stillRadius;
+      const isStill = spreadPx(t.detections) <= stillRadius;
       if (isStill && ownFrames(t)) still += 1;
       return !isStill;
     })
@@ -242,7 +241,7 @@ export function trackBall(
     });
   const interpolateGap = options.interpolateGapFrames ?? Math.round(fps);
   /** Whether the path can go from tracklet `a` to the later `b` by interpolation (step 4's test). */
-  const connects = (a: Candidate, b: Candidate): boolean => {
+  const connects = (a: PathStretch, b: PathStretch): boolean => {
     const gap = b.start - a.end;
     if (gap < 1 || gap - 1 > interpolateGap) return false;
     const from = a.t.detections.at(-1)!;
@@ -333,8 +332,8 @@ export function trackBall(
   return { frames: own, summary };
 }
 
-/** A tracklet as a candidate stretch of the ball's path. */
-interface Candidate {
+/** A tracklet as a possible stretch of the ball's path. */
+interface PathStretch {
   t: Tracklet;
   /** First and last detection's analysed frame. */
   start: number;
@@ -349,7 +348,7 @@ interface Candidate {
  * The set of tracklets that do not overlap in time with the largest total weight: weighted interval
  * scheduling by exact dynamic programming (Kleinberg & Tardos, "Algorithm Design", §6.1). Sorted by end.
  */
-function heaviestDisjoint(items: readonly Candidate[]): Candidate[] {
+function heaviestDisjoint(items: readonly PathStretch[]): PathStretch[] {
   const byEnd = [...items].sort((a, b) => a.end - b.end || a.start - b.start);
   const best = new Array<number>(byEnd.length + 1).fill(0);
   const take = new Array<boolean>(byEnd.length + 1).fill(false);
@@ -369,7 +368,7 @@ function heaviestDisjoint(items: readonly Candidate[]): Candidate[] {
     take[i] = withIt > best[i - 1]!;
     best[i] = Math.max(withIt, best[i - 1]!);
   }
-  const chosen: Candidate[] = [];
+  const chosen: PathStretch[] = [];
   for (let i = byEnd.length; i > 0; ) {
     if (take[i]) {
       chosen.push(byEnd[i - 1]!);
