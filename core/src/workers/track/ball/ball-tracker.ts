@@ -240,7 +240,10 @@ export function trackBall(
       };
     });
   const interpolateGap = options.interpolateGapFrames ?? Math.round(fps);
-  /** Whether the path can go from tracklet `a` to the later `b` by interpolation (step 4's test). */
+  /**
+   * Whether the path can go from tracklet `a` to the later `b` by interpolation: a gap of at most
+   * `interpolateGap` frames, crossed no faster than the speed bound (steps 3 and 4).
+   */
   const connects = (a: PathStretch, b: PathStretch): boolean => {
     const gap = b.start - a.end;
     if (gap < 1 || gap - 1 > interpolateGap) return false;
@@ -296,10 +299,9 @@ export function trackBall(
       if (j > 0) fill(dets[j - 1]!, c);
     });
     const last = dets.at(-1)!;
-    const next = chosen[i + 1]?.t.detections[0];
-    const gap = next ? next.frame - last.frame : Number.POSITIVE_INFINITY;
-    const jumpSpeed = next ? Math.hypot(next.x - last.x, next.y - last.y) / (gap * dt) : Number.POSITIVE_INFINITY;
-    if (next && gap - 1 <= interpolateGap && jumpSpeed <= maxSpeed) {
+    const following = chosen[i + 1];
+    const next = following?.t.detections[0];
+    if (following && next && connects(e, following)) {
       fill(last, next);
       return;
     }
