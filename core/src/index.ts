@@ -15,5 +15,7 @@ export * from './workers/detect/stage-io.ts';
 export * from './workers/quality/index.ts';
 export * from './workers/runtime/index.ts';
 export * from './workers/runtime/testing/counting-stage.ts';
+export { readBallTrackFile, writeBallTrackFile } from './workers/track/ball/ball-track-format.ts';
+export { mergeSegmentBallTracks } from './workers/track/ball/merge-segment-ball-tracks.ts';
 export { mergeSegmentTracks } from './workers/track/merge-segment-tracks.ts';
 export { readTracksFile, type TracksFile } from './workers/track/tracks-format.ts';

@@ -74,6 +74,7 @@ interface DemoJson {
     hlsPlaylists: string[];
     detections: string | null;
     tracks: string | null;
+    ballTrack: string | null;
     analytics: string | null;
     heatmaps: string[];
     segments: number;
@@ -83,6 +84,7 @@ interface DemoJson {
 }
 
 interface TracksJson {
+  frameCount: number;
   segment?: { index: number; firstMatchFrame: number };
   tracks: Array<{ id: number; frames: Array<{ frame: number }> }>;
 }
@@ -155,9 +157,10 @@ async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
   expect(['confirmed', 'deleted']).toContain(demo.upload.state);
   expect(demo.upload.insufficientStorageResponses).toBe(0);
   // Every stage output lives on a storage element with room (never the filled one) and came back from there;
-  // the demo joined the match's vcam, overlay, tracks and detections from the segments' outputs.
+  // the demo joined the match's vcam, overlay, tracks, ball track and detections from the segments' outputs.
   expect(demo.outputs.joined.sort()).toEqual([
     'detect/detections.jsonl',
+    'track/ball-track.json',
     'track/tracks.json',
     'vcam/camera-path.json',
     'vcam/overlay.mp4',
@@ -231,6 +234,13 @@ async function checkOutputs(demo: DemoJson, output: string): Promise<void> {
       across.includes(t.id) && t.frames.some((f) => f.frame < boundary) && t.frames.some((f) => f.frame >= boundary),
   );
   expect(through.length).toBeGreaterThan(0);
+  // The match's ball track: one frame per analysed frame of the match, on the match clock.
+  expect(demo.outputs.ballTrack).toBe('track/ball-track.json');
+  const ball = JSON.parse(await readFile(join(out, 'track', 'ball-track.json'), 'utf8')) as {
+    frames: Array<{ frame: number; t: number }>;
+  };
+  expect(ball.frames.map((f) => f.frame)).toEqual(Array.from({ length: tracks.frameCount }, (_, k) => k));
+  expect(ball.frames.at(-1)!.t).toBeGreaterThan(DURATION_S - SEGMENT_S);
   // The virtual camera does not jump at a boundary: the window's step from one segment's last frame to the
   // next segment's first is no larger than twice the largest step inside a segment.
   const windows: Array<Array<{ cx: number; cy: number }>> = [];

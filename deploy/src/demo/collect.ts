@@ -2,7 +2,13 @@ import { copyFile, mkdir, readdir, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { ArtifactIo, Database, JobView } from '@polyvision/core';
 import type { ArtifactRef } from '@polyvision/shared';
-import { concatVideos, mergeCameraPaths, mergeDetectionsFiles, mergeTracksFiles } from './match-outputs.ts';
+import {
+  concatVideos,
+  mergeBallTrackFiles,
+  mergeCameraPaths,
+  mergeDetectionsFiles,
+  mergeTracksFiles,
+} from './match-outputs.ts';
 
 /** Files of `out/<match_id>/`, paths relative to it. */
 export interface CollectedOutputs {
@@ -11,7 +17,7 @@ export interface CollectedOutputs {
   cameraPath: string | null;
   /** Tracks, ball and crop window drawn on the panorama (vcam stage). */
   overlay: string | null;
-  /** `ball-track.json` of the track stage, when it writes one. */
+  /** `track/ball-track.json`: the track stage's, or for a match job the one joined from its segments. */
   ballTrack: string | null;
   hlsMaster: string | null;
   hlsPlaylists: string[];
@@ -24,7 +30,8 @@ export interface CollectedOutputs {
   segments: number;
   /**
    * The match-level files the demo joined from the segments' (not stored on an SE): the vcam and
-   * overlay videos (concat demuxer, `-c copy`), the camera path, the merged tracks and detections on the match clock.
+   * overlay videos (concat demuxer, `-c copy`), the camera path, the merged tracks, ball track and detections on the
+   * match clock.
    */
   joined: string[];
   /** Every file written, relative paths, sorted. */
@@ -48,8 +55,9 @@ export interface StoredOutput {
  * `<stage>/segment-00000k/…` per segment and `<stage>/match/…` for the
  * match-level outputs (HLS playlists, analytics, heatmaps). From the segments
  * it joins the match's `vcam/vcam.mp4`, `vcam/overlay.mp4`, `vcam/camera-path.json`,
- * `track/tracks.json` and `detect/detections.jsonl` ({@link concatVideos},
- * {@link mergeCameraPaths}, {@link mergeTracksFiles}, {@link mergeDetectionsFiles}).
+ * `track/tracks.json`, `track/ball-track.json` and `detect/detections.jsonl`
+ * ({@link concatVideos}, {@link mergeCameraPaths}, {@link mergeTracksFiles},
+ * {@link mergeBallTrackFiles}, {@link mergeDetectionsFiles}).
  * A previous folder of the same match is replaced. Works for a failed job
  * too: whatever the finished stages wrote is collected (the panorama only when
  * the job has not even started a stage).
@@ -117,7 +125,7 @@ export async function collectOutputs(options: {
     vcam: one('vcam/vcam.mp4'),
     cameraPath: one('vcam/camera-path.json'),
     overlay: one('vcam/overlay.mp4'),
-    ballTrack: files.find((f) => f.startsWith('track/') && f.endsWith('ball-track.json')) ?? null,
+    ballTrack: one('track/ball-track.json'),
     hlsMaster: one(`${hls}master.m3u8`),
     hlsPlaylists: files.filter((f) => f.startsWith(hls) && f.endsWith('.m3u8') && !f.endsWith('master.m3u8')),
     poster: files.find((f) => f.startsWith('encode/') && f.endsWith('poster.jpg')) ?? null,
@@ -161,6 +169,11 @@ async function joinSegments(outDir: string, stored: readonly string[], signal?: 
   if (tracks.length > 0 && !stored.includes('track/tracks.json')) {
     await mergeTracksFiles(tracks, join(outDir, 'track', 'tracks.json'));
     joined.push('track/tracks.json');
+  }
+  const ballTracks = perSegment('track', 'ball-track.json');
+  if (ballTracks.length > 0 && !stored.includes('track/ball-track.json')) {
+    await mergeBallTrackFiles(ballTracks, join(outDir, 'track', 'ball-track.json'));
+    joined.push('track/ball-track.json');
   }
   const detections = perSegment('detect', 'detections.jsonl');
   if (detections.length > 0 && !stored.includes('detect/detections.jsonl')) {

@@ -1,6 +1,12 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { mergeSegmentTracks, readTracksFile } from '@polyvision/core';
+import {
+  mergeSegmentBallTracks,
+  mergeSegmentTracks,
+  readBallTrackFile,
+  readTracksFile,
+  writeBallTrackFile,
+} from '@polyvision/core';
 import { PolyvisionError, resolveFfmpegPath, spawnChild } from '@polyvision/shared';
 
 /**
@@ -45,6 +51,21 @@ export async function mergeTracksFiles(paths: readonly string[], outputPath: str
   const merged = mergeSegmentTracks(await Promise.all(paths.map((p) => readTracksFile(p))));
   await writeFile(outputPath, `${JSON.stringify(merged)}\n`);
   return merged.tracks.length;
+}
+
+/**
+ * The match's ball track from its segments' `ball-track.json` (each naming its `segment`):
+ * `mergeSegmentBallTracks` (frames and times on the match clock, the summary over the match),
+ * written atomically.
+ *
+ * @returns the match's ball-track frames that have a position (not `lost`).
+ * @throws PolyvisionError `ball_track_invalid` from the reader or the merge (a segment written
+ *   before the track stage named its segment there).
+ */
+export async function mergeBallTrackFiles(paths: readonly string[], outputPath: string): Promise<number> {
+  const merged = mergeSegmentBallTracks(await Promise.all(paths.map((p) => readBallTrackFile(p))));
+  await writeBallTrackFile(outputPath, merged);
+  return merged.summary.frames - merged.summary.lost;
 }
 
 /**

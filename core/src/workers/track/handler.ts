@@ -161,6 +161,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
             startS: segmentStartS(task.segment, detections.header.source.durationMs / 1000),
             firstMatchFrame: carry?.matchFrames ?? 0,
           };
+          clip.ballTrack.segment = clip.tracks.segment;
         }
         const path = join(dir, 'tracks.json');
         // A segment without people (a break, the camera covered) is no reason to fail the match.

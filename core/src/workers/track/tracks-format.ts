@@ -42,6 +42,16 @@ export const TrackSchema = z.object({
 });
 export type Track = z.output<typeof TrackSchema>;
 
+/**
+ * Where a segment's file sits in its match (issue #18): segment `index`; its frame 0 is match frame
+ * `firstMatchFrame` (analysed frames), at match time `startS` seconds.
+ */
+export const MatchSegmentSchema = z.object({
+  index: z.number().int().nonnegative(),
+  startS: z.number().nonnegative(),
+  firstMatchFrame: z.number().int().nonnegative(),
+});
+
 export const TracksFileSchema = z.object({
   format: z.literal(TRACKS_FORMAT),
   version: z.literal(1),
@@ -54,13 +64,7 @@ export const TracksFileSchema = z.object({
    * own (its video's); its frame 0 is match frame `firstMatchFrame`, at match time `startS`.
    * Ids are the match's (the same person keeps an id across segments).
    */
-  segment: z
-    .object({
-      index: z.number().int().nonnegative(),
-      startS: z.number().nonnegative(),
-      firstMatchFrame: z.number().int().nonnegative(),
-    })
-    .optional(),
+  segment: MatchSegmentSchema.optional(),
 });
 export type TracksFile = z.output<typeof TracksFileSchema>;
 

@@ -8,7 +8,14 @@ import type { DetectionsFile } from '../../../src/workers/detect/index.ts';
 import { LocalArtifactIo, TORSO_APPEARANCE } from '../../../src/workers/detect/index.ts';
 import type { StageResult } from '../../../src/workers/runtime/stage-handler.ts';
 import { createStageHandler } from '../../../src/workers/track/handler.ts';
-import { mergeSegmentTracks, readTracksFile, type TracksFile } from '../../../src/workers/track/index.ts';
+import {
+  type BallTrackFile,
+  mergeSegmentBallTracks,
+  mergeSegmentTracks,
+  readBallTrackFile,
+  readTracksFile,
+  type TracksFile,
+} from '../../../src/workers/track/index.ts';
 import { detectionsHeader } from '../support/tracks.ts';
 import { detectionsText, runStage, segmentOf, segmentTask, snapshotStore, storeFile } from './support.ts';
 
@@ -69,6 +76,7 @@ const handler = () =>
 const detections: ArtifactRef[] = [];
 const carries: ArtifactRef[] = [];
 const tracks: TracksFile[] = [];
+const ballTracks: BallTrackFile[] = [];
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'pv-segment-track-'));
@@ -108,6 +116,8 @@ describe('track over a match segment by segment', () => {
       carries.push(result.outputs.find((o) => o.kind === 'track-carry')!);
       expect(carries[i]!.object_key).toBe(`org-1/match-1/track/default/segment-00000${i}/track-carry.json`);
       tracks.push(await readTracksFile(join(root, 'store', ref.object_key)));
+      const ball = result.outputs.find((o) => o.kind === 'ball-track')!;
+      ballTracks.push(await readBallTrackFile(join(root, 'store', ball.object_key)));
     }
     const ids = (t: TracksFile) => t.tracks.filter((x) => x.class !== 'ball').map((x) => x.id);
     expect(ids(tracks[0]!)).toHaveLength(PLAYERS);
@@ -123,6 +133,13 @@ describe('track over a match segment by segment', () => {
       expect(t.frames.map((f) => f.frame)).toEqual(Array.from({ length: match.frameCount }, (_, k) => k));
       expect(t.frames.at(-1)!.tMs).toBe(((match.frameCount - 1) * 1000) / FPS);
     }
+    // The ball track names its segment as tracks.json does, and joins into one on the match clock.
+    expect(ballTracks.map((b) => b.segment)).toEqual(tracks.map((t) => t.segment));
+    const ball = mergeSegmentBallTracks([ballTracks[1]!, ballTracks[2]!, ballTracks[0]!]);
+    expect(ball.frames.map((f) => f.frame)).toEqual(Array.from({ length: match.frameCount }, (_, k) => k));
+    expect(ball.frames.at(-1)!.t).toBeCloseTo((match.frameCount - 1) / FPS, 6);
+    expect(ball.summary.frames).toBe(match.frameCount);
+    expect(ball.segment).toBeUndefined();
   });
 
   it('never decodes the panorama when detect measured the colours, even if no box was big enough for them', async () => {

@@ -1,8 +1,10 @@
+import { PolyvisionError } from '@polyvision/shared';
 import { describe, expect, it } from 'vitest';
 import type { DetectionsFile } from '../../../src/workers/detect/index.ts';
 import {
   BALL_CARRY_S,
   type BallTrackFile,
+  mergeSegmentBallTracks,
   type TrackCarry,
   trackCarryAcrossGap,
   trackCarrySchema,
@@ -83,6 +85,36 @@ describe('the ball track across a match segment boundary', () => {
     expect(alone.summary.rejected.static).toBe(0);
     expect(alone.summary.stillTracklets).toBe(1);
     expect(alone.frames[6]).toMatchObject({ state: 'detected', x: ballX(SEGMENT_FRAMES + 6) });
+  });
+
+  it('joins the segments into the match ball track: match frames and times, the ball on its line across the boundary', () => {
+    const place = (index: number) => ({
+      index,
+      startS: (index * SEGMENT_FRAMES) / FPS,
+      firstMatchFrame: index * SEGMENT_FRAMES,
+    });
+    const zero = { ...first.ballTrack, segment: place(0) };
+    const one = { ...trackClip(segment(1), { ...options, segment: { carry } }).ballTrack, segment: place(1) };
+    const match = mergeSegmentBallTracks([one, zero]);
+    expect(match.frames.map((f) => f.frame)).toEqual(Array.from({ length: 2 * SEGMENT_FRAMES }, (_, k) => k));
+    expect(match.frames[SEGMENT_FRAMES]!.t).toBeCloseTo(SEGMENT_FRAMES / FPS, 6);
+    // Across the gap (match frames 18–25), positions on the ball's line; the mark at x = 700 is never the ball.
+    for (let m = SEGMENT_FRAMES; m <= 25; m++) expect(match.frames[m]!.x).toBe(ballX(m));
+    expect(match.frames.some((f) => f.x === MARK_X)).toBe(false);
+    const sum = (k: 'frames' | 'detected' | 'interpolated' | 'lost' | 'candidates') => zero.summary[k] + one.summary[k];
+    expect(match.summary).toMatchObject({
+      frames: sum('frames'),
+      detected: sum('detected'),
+      interpolated: sum('interpolated'),
+      lost: sum('lost'),
+      candidates: sum('candidates'),
+    });
+    expect(match.summary.coverage).toBeCloseTo(1 - sum('lost') / sum('frames'), 4);
+    expect(match.segment).toBeUndefined();
+    // Files that are not segments of one match are refused, not joined wrong.
+    expect(() => mergeSegmentBallTracks([])).toThrow(PolyvisionError);
+    expect(() => mergeSegmentBallTracks([first.ballTrack])).toThrow(/without `segment`/);
+    expect(() => mergeSegmentBallTracks([zero, zero])).toThrow(/segment 0 given twice/);
   });
 
   it('starts the ball fresh after a gap in the match, at another analysis rate, and from a carry written before the ball was carried', () => {

@@ -1,6 +1,7 @@
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { PolyvisionError } from '@polyvision/shared';
 import { z } from 'zod';
+import { MatchSegmentSchema } from '../tracks-format.ts';
 
 /**
  * `ball-track.json`, written by the track stage (kind `ball-track`): the ball's path, one entry per
@@ -60,6 +61,12 @@ export const BallTrackFileSchema = z.object({
     chosenTracklets: z.number().int(),
   }),
   options: z.record(z.string(), z.unknown()),
+  /**
+   * Present when the file is one segment of a match (issue #18), as in tracks.json: `frame`/`t` are
+   * the segment's own; its frame 0 is match frame `firstMatchFrame`, at match time `startS` seconds.
+   * Absent in files before 2026-11-29 (session 16).
+   */
+  segment: MatchSegmentSchema.optional(),
 });
 export type BallTrackFile = z.output<typeof BallTrackFileSchema>;
 
