@@ -2,16 +2,18 @@
  * Self-calibration of the real two-camera rig (../shared/footage/tsukuba-*.mp4):
  * barrel distortion found, seam under 2 px, cameras in step, the panorama
  * cropped to what the cameras see (no black bands or wedge, the pitch kept), and the
- * calibration stitches a panorama of the size it promised. Skips when the footage is absent.
+ * calibration stitches a panorama of the size it promised; the pitch points read off the cameras'
+ * frames (bench/label/tsukuba-pair/pitch-points.json) register it to the pitch in metres. Skips
+ * when the footage is absent.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ffprobe, resolveFfmpegPath, spawnChild, venueCalibrationSchema } from '@polyvision/shared';
+import { ffprobe, pitchMappingOf, resolveFfmpegPath, spawnChild, venueCalibrationSchema } from '@polyvision/shared';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Alarms } from '../src/alarms/index.ts';
-import { selfCalibrate } from '../src/calibration/index.ts';
+import { readPitchPoints, registerPitch, selfCalibrate } from '../src/calibration/index.ts';
 import { computeRemapMaps, createStitcher, SeamCheck } from '../src/stitch/index.ts';
 
 const footage = resolve(import.meta.dirname, '../../../shared/footage');
@@ -63,6 +65,31 @@ describe.skipIf(missing !== undefined)('self-calibration of the tsukuba rig', ()
     expect(result.venue.panorama.height_px % 2).toBe(0);
     expect(result.venue.panorama.width_px % 2).toBe(0);
 
+    // The pitch points read off the two cameras' frames: one homography per camera's part of the panorama
+    // (one for both misses by metres: the cameras are apart), within decimetres of every marking.
+    const points = await readPitchPoints(
+      resolve(import.meta.dirname, '../../bench/label/tsukuba-pair/pitch-points.json'),
+    );
+    const registered = registerPitch(result.venue, points);
+    expect(registered.registration.parts).toBe(2);
+    expect(registered.registration.rmsErrorM).toBeLessThan(0.6);
+    expect(registered.registration.maxErrorM).toBeLessThan(1.2);
+    expect(venueCalibrationSchema.parse(JSON.parse(JSON.stringify(registered.venue))).quality?.pitch_registered).toBe(
+      true,
+    );
+    // Metres ↔ panorama pixels both ways, on either side of the seam and on it (the halfway line).
+    const mapping = pitchMappingOf(registered.venue);
+    for (const [x, y] of [
+      [-40, -20],
+      [0, -30],
+      [0, 0],
+      [0, 30],
+      [35, 10],
+    ] as const) {
+      const back = mapping.toPitch(...mapping.toPanorama(x, y)!)!;
+      expect(Math.hypot(back[0] - x, back[1] - y), `pitch (${x}, ${y})`).toBeLessThan(0.6);
+    }
+
     work = await mkdtemp(join(tmpdir(), 'edge-selfcal-real-'));
     const cuts = await Promise.all(
       [left, right].map(async (path, i) => {
@@ -77,7 +104,8 @@ describe.skipIf(missing !== undefined)('self-calibration of the tsukuba rig', ()
         return out;
       }),
     );
-    const stitcher = await createStitcher(result.venue, {
+    // Stitched with the registered venue: its maps check the pitch coverage through the two parts.
+    const stitcher = await createStitcher(registered.venue, {
       workDir: join(work, 'maps'),
       encoder: 'libx264',
       preset: 'ultrafast',

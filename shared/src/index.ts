@@ -14,4 +14,5 @@ export * from './metrics/index.ts';
 export * from './process/index.ts';
 export * from './retry/index.ts';
 export * from './synthetic/index.ts';
+export * from './venue/index.ts';
 export * from './vision/index.ts';

@@ -3,7 +3,17 @@ import { createReadStream } from 'node:fs';
 import { copyFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Alarms, createStitcher, MATCH_END_SOURCE, Spool, selfCalibrate, Uploader } from '@polyvision/edge';
+import {
+  Alarms,
+  createStitcher,
+  MATCH_END_SOURCE,
+  type PitchRegistration,
+  readPitchPoints,
+  registerPitch,
+  Spool,
+  selfCalibrate,
+  Uploader,
+} from '@polyvision/edge';
 import {
   type MatchEndMarker,
   PolyvisionError,
@@ -22,6 +32,8 @@ export interface EdgeInput {
   cameraPaths: string[];
   /** venue.json; required with several cameras. */
   calibrationPath: string | null;
+  /** pitch-points.json: registers the venue's panorama to the pitch (metres); needs a stitched rig. */
+  pitchPointsPath?: string | null;
 }
 
 /** The panorama the edge made. */
@@ -36,12 +48,14 @@ export interface EdgePanorama {
   stitchMs: number;
   /**
    * The venue calibration the panorama was stitched with (its pixel frame), sent with the match;
-   * null for a one-camera rig without one, and for a self-calibration, whose pitch frame is not
-   * registered (analytics then stay in pixels).
+   * null for a one-camera rig without one, and for a venue whose pitch frame is not registered
+   * (a self-calibration without pitch points: analytics then stay in pixels).
    */
   venue: VenueCalibration | null;
   /** The self-calibration made from the footage (2 cameras without --calibration), else null. */
   selfCalibration: { venuePath: string; venue: VenueCalibration; calibrationMs: number } | null;
+  /** The pitch registration from `pitchPointsPath`, else null. */
+  pitchRegistration: PitchRegistration | null;
 }
 
 /**
@@ -74,8 +88,12 @@ export async function readCalibration(path: string): Promise<VenueCalibration> {
  * into one panorama with the edge's stitcher (remap maps from the venue
  * calibration, feathered seams, H.264), the whole clip as one segment.
  *
+ * With `pitchPointsPath`, the venue's panorama is registered to the pitch first
+ * (`registerPitch`), so the venue travels with the match and the analytics are in metres.
+ *
  * @throws PolyvisionError `demo_calibration_invalid`, `demo_calibration_mismatch`
- *   (cameras and calibration disagree), the stitcher's errors.
+ *   (cameras and calibration disagree), the stitcher's errors; ValidationError
+ *   `pitch_points_*` from the pitch points.
  */
 export async function stitchPanorama(input: EdgeInput, workDir: string, signal?: AbortSignal): Promise<EdgePanorama> {
   const started = performance.now();
@@ -93,6 +111,7 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
       stitchMs: 0,
       venue: null,
       selfCalibration: null,
+      pitchRegistration: null,
     };
   }
   let selfCalibration: EdgePanorama['selfCalibration'] = null;
@@ -120,7 +139,17 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
       calibrationMs: Math.round(performance.now() - calibrationStarted),
     };
   }
-  const venue = selfCalibration ? selfCalibration.venue : await readCalibration(input.calibrationPath as string);
+  let venue = selfCalibration ? selfCalibration.venue : await readCalibration(input.calibrationPath as string);
+  let pitchRegistration: PitchRegistration | null = null;
+  if (input.pitchPointsPath) {
+    const registered = registerPitch(venue, await readPitchPoints(input.pitchPointsPath));
+    venue = registered.venue;
+    pitchRegistration = registered.registration;
+    if (selfCalibration) {
+      selfCalibration.venue = venue;
+      await writeFile(selfCalibration.venuePath, `${JSON.stringify(venue, null, 2)}\n`);
+    }
+  }
   if (venue.cameras.length !== input.cameraPaths.length) {
     throw new PolyvisionError(
       'demo_calibration_mismatch',
@@ -143,6 +172,7 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
     stitchMs: Math.round(performance.now() - started),
     venue: stitcher.venue.quality?.pitch_registered === false ? null : stitcher.venue,
     selfCalibration,
+    pitchRegistration,
   };
 }
 

@@ -11,6 +11,8 @@ export interface DemoOptions {
   cameras: string[];
   /** venue.json for the user's cameras (several cameras need one). */
   calibration: string | null;
+  /** pitch-points.json registering the stitched panorama to the pitch (metres). */
+  pitchPoints: string | null;
   sample: SampleOptions;
   /** `out/` — the match folder goes below it. */
   outRoot: string;
@@ -53,6 +55,8 @@ Options:
   --cameras <a.mp4,b.mp4>   your own camera videos (one video = one-camera rig)
   --calibration <venue.json> venue calibration of those cameras (2 cameras without one
                             are calibrated from the footage; needed for 3+)
+  --pitch-points <p.json>   pitch markings read off the cameras' frames: the panorama
+                            is registered to the pitch, the analytics are in metres
   --model <m.onnx>          detector model (DETECT_MODEL_PATH) [core/models/player-detector]
   --model-layout <l>        auto | yolov8 | yolox                 [auto]
   --class-map <map>         detector classes, e.g. 0:player      (DETECT_CLASS_MAP)
@@ -104,6 +108,7 @@ export function parseDemoArgs(
       options: {
         cameras: { type: 'string' },
         calibration: { type: 'string' },
+        'pitch-points': { type: 'string' },
         model: { type: 'string' },
         'model-layout': { type: 'string' },
         'class-map': { type: 'string' },
@@ -155,6 +160,15 @@ export function parseDemoArgs(
     throw new ValidationError(
       'demo_usage',
       `${cameras.length} cameras need --calibration venue.json to be stitched (self-calibration takes 2)`,
+    );
+  }
+  const pitchPoints = text('pitch-points') ? resolve(cwd, text('pitch-points') as string) : null;
+  if (pitchPoints && !existsSync(pitchPoints))
+    throw new ValidationError('demo_usage', `--pitch-points: ${pitchPoints} does not exist`);
+  if (pitchPoints && cameras.length < 2 && !calibration) {
+    throw new ValidationError(
+      'demo_usage',
+      '--pitch-points needs a stitched rig: two cameras, or --calibration venue.json',
     );
   }
   const model = text('model') ? resolve(cwd, text('model') as string) : undefined;
@@ -210,6 +224,7 @@ export function parseDemoArgs(
   return {
     cameras,
     calibration,
+    pitchPoints,
     sample: {
       cacheDir: resolve(repoRoot, '.cache', 'demo'),
       durationS: number('duration', 20, (n) => n > 0 && n <= 600, 'seconds from 0 to 600'),

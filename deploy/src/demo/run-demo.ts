@@ -208,14 +208,19 @@ export async function runDemo(
     begin('stitch');
     const edgeDir = join(workRoot, 'edge');
     await mkdir(edgeDir, { recursive: true });
-    const panorama = await stitchPanorama({ cameraPaths, calibrationPath }, edgeDir, signal);
+    const panorama = await stitchPanorama(
+      { cameraPaths, calibrationPath, pitchPointsPath: options.pitchPoints },
+      edgeDir,
+      signal,
+    );
     const selfCal = panorama.selfCalibration?.venue.quality;
+    const pitch = panorama.pitchRegistration;
     // The edge records a match as fixed-length segments: cut the panorama at keyframes every --segment-s.
     const segments = await segmentPanorama(panorama.path, options.segmentS, join(edgeDir, 'segments'), signal);
     end(
       `${
         panorama.stitched
-          ? `${panorama.widthPx}x${panorama.heightPx}${selfCal ? `, self-calibrated from the footage in ${((selfCal.calibration_ms ?? 0) / 1000).toFixed(0)} s (seam ${selfCal.seam_error_mean_px?.toFixed(2)} px mean)` : ''}`
+          ? `${panorama.widthPx}x${panorama.heightPx}${selfCal ? `, self-calibrated from the footage in ${((selfCal.calibration_ms ?? 0) / 1000).toFixed(0)} s (seam ${selfCal.seam_error_mean_px?.toFixed(2)} px mean)` : ''}${pitch ? `, pitch registered from ${pitch.points} points (RMS ${pitch.rmsErrorM.toFixed(2)} m)` : ''}`
           : 'one-camera rig: no stitching'
       }; ${segments.length} segments of ${options.segmentS} s`,
     );

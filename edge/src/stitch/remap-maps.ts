@@ -26,7 +26,7 @@
  * `division_model`, its exact closed-form inverse. The feather weight is measured in
  * the recorded (distorted) image.
  */
-import { ValidationError, type VenueCalibration } from '@polyvision/shared';
+import { pitchMappingOf, ValidationError, type VenueCalibration } from '@polyvision/shared';
 import { distortBrown, distortDivision, isPinhole } from '../calibration/self/lens-distortion.ts';
 import { warpAt } from '../calibration/self/seam-alignment.ts';
 import { frontSide, invertHomography, projectPixel } from './homography.ts';
@@ -275,26 +275,18 @@ function seamWeights(
   }
 }
 
-/** Fraction of the panorama pixels showing the pitch (via `panorama_to_pitch`) that are marked in `seen`. */
+/** Fraction of the panorama pixels showing the pitch (via the venue's pitch mapping, `pitchMappingOf`) that are marked in `seen`. */
 function pitchCoverageOf(venue: VenueCalibration, seen: Uint8Array): number {
   const { width_px: width, height_px: height } = venue.panorama;
-  const toPitch = venue.panorama.panorama_to_pitch.flat();
+  const { toPitch } = pitchMappingOf(venue);
   const halfL = venue.pitch.length_m / 2;
   const halfW = venue.pitch.width_m / 2;
-  // The pitch centre is in front of the panorama camera.
-  const [cx, cy] = projectPixel(
-    venue.panorama.pitch_to_panorama.flat(),
-    0,
-    0,
-    frontSide(venue.panorama.pitch_to_panorama.flat(), 0, 0),
-  );
-  const side = Number.isFinite(cx) ? frontSide(toPitch, cx, cy) : 1;
   let pitch = 0;
   let covered = 0;
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
-      const [px, py] = projectPixel(toPitch, x, y, side);
-      if (!(Math.abs(px) <= halfL && Math.abs(py) <= halfW)) continue;
+      const p = toPitch(x, y);
+      if (!p || !(Math.abs(p[0]) <= halfL && Math.abs(p[1]) <= halfW)) continue;
       pitch++;
       if (seen[y * width + x]) covered++;
     }

@@ -109,28 +109,45 @@ export const venueCameraSchema = z.object({
 export type VenueCamera = z.infer<typeof venueCameraSchema>;
 
 /** The planar panorama the stitcher produces. */
-export const venuePanoramaSchema = z.object({
-  /** `planar`: a virtual pinhole camera (the only projection defined so far). */
-  projection: z.literal('planar'),
-  width_px: pixels,
-  height_px: pixels,
-  intrinsics: cameraIntrinsicsSchema,
-  rotation: matrix3x3Schema,
-  translation_m: vector3,
-  /** Pitch plane (metres, z = 0) → panorama pixels. */
-  pitch_to_panorama: matrix3x3Schema,
-  /** Panorama pixels → pitch plane (metres); points above the horizon map behind the camera. */
-  panorama_to_pitch: matrix3x3Schema,
-  /**
-   * For a two-camera rig: the seam between camera 0 and camera 1, one panorama column per
-   * panorama row (a least-difference path through the overlap). The stitcher blends the
-   * cameras over `seam_feather_px` around it instead of feathering the whole overlap. Absent:
-   * distance-weighted feathering.
-   */
-  seam_x_px: z.array(finite).optional(),
-  /** Width of the blend across `seam_x_px`, panorama pixels. @defaultValue 32 */
-  seam_feather_px: finite.positive().optional(),
-});
+export const venuePanoramaSchema = z
+  .object({
+    /** `planar`: a virtual pinhole camera (the only projection defined so far). */
+    projection: z.literal('planar'),
+    width_px: pixels,
+    height_px: pixels,
+    intrinsics: cameraIntrinsicsSchema,
+    rotation: matrix3x3Schema,
+    translation_m: vector3,
+    /** Pitch plane (metres, z = 0) → panorama pixels. */
+    pitch_to_panorama: matrix3x3Schema,
+    /** Panorama pixels → pitch plane (metres); points above the horizon map behind the camera. */
+    panorama_to_pitch: matrix3x3Schema,
+    /**
+     * For a two-camera rig: the seam between camera 0 and camera 1, one panorama column per
+     * panorama row (a least-difference path through the overlap). The stitcher blends the
+     * cameras over `seam_feather_px` around it instead of feathering the whole overlap. Absent:
+     * distance-weighted feathering.
+     */
+    seam_x_px: z.array(finite).optional(),
+    /** Width of the blend across `seam_x_px`, panorama pixels. @defaultValue 32 */
+    seam_feather_px: finite.positive().optional(),
+    /**
+     * The pitch frame per camera, when the panorama is not one projective image of the pitch plane:
+     * cameras apart from each other (a self-calibrated rig, whose cameras are joined by a homography
+     * of the whole scene, not of the pitch) map the pitch by one homography each. A panorama pixel
+     * left of `seam_x_px` (required with these) is camera 0's, the others camera 1's.
+     * `pitch_to_panorama` and `panorama_to_pitch` are then camera 0's. Read them through
+     * `pitchMappingOf` (shared/src/venue). Absent: one homography for the whole panorama.
+     */
+    pitch_parts: z
+      .array(z.object({ pitch_to_panorama: matrix3x3Schema, panorama_to_pitch: matrix3x3Schema }))
+      .length(2)
+      .optional(),
+  })
+  .refine((p) => !p.pitch_parts || p.seam_x_px?.length === p.height_px, {
+    message: 'pitch_parts needs seam_x_px, one column per panorama row (which camera a pixel is)',
+    path: ['pitch_parts'],
+  });
 export type VenuePanorama = z.infer<typeof venuePanoramaSchema>;
 
 /** How a calibration was made and how well it fits (written by `polyvision edge calibrate`). */
@@ -142,6 +159,13 @@ export const calibrationQualitySchema = z.object({
    * those matrices then only place the pitch rectangle over the panorama and must not be read as metres.
    */
   pitch_registered: z.boolean(),
+  /**
+   * The pitch points the pitch frame was registered from (`polyvision edge calibrate --pitch-points`),
+   * and how far, in metres, they lie from where the fitted homography puts them (RMS, worst).
+   */
+  pitch_points: z.number().int().min(4).optional(),
+  pitch_rms_error_m: finite.min(0).optional(),
+  pitch_max_error_m: finite.min(0).optional(),
   /** RMS transfer error of the inlier feature matches between the cameras, camera pixels. */
   reprojection_error_px: finite.min(0).optional(),
   /** Distance between the panorama positions of the two sides of each inlier match, panorama pixels. */

@@ -1,5 +1,4 @@
-import type { VenueCalibration } from '@polyvision/shared';
-import { PolyvisionError } from '@polyvision/shared';
+import { PolyvisionError, pitchMappingOf, type VenueCalibration } from '@polyvision/shared';
 
 /** Where positions are measured: pitch metres through a homography, or plain image pixels. */
 export interface PositionSpace {
@@ -12,20 +11,11 @@ export interface PositionSpace {
   fromImage(u: number, v: number): [number, number] | null;
 }
 
-/** A 3×3 homography acting on column vectors `[u, v, 1]ᵀ` (Hartley & Zisserman §2.3). */
-export type Homography = readonly (readonly [number, number, number])[];
-
-/** Applies a homography; null when the point maps to infinity or behind the camera (w ≤ 0). */
-export function applyHomography(h: Homography, u: number, v: number): [number, number] | null {
-  const w = h[2]![0] * u + h[2]![1] * v + h[2]![2];
-  if (!(w > 1e-12)) return null;
-  return [(h[0]![0] * u + h[0]![1] * v + h[0]![2]) / w, (h[1]![0] * u + h[1]![1] * v + h[1]![2]) / w];
-}
-
 /**
  * The pitch frame of a venue calibration (`venue.json`, see
  * `shared/src/contracts/venue-calibration.ts`): panorama pixels → metres
- * through `panorama.panorama_to_pitch`; bounds are the pitch `[−L/2, L/2] × [−W/2, W/2]`.
+ * through the venue's pitch mapping (`pitchMappingOf`: `panorama.panorama_to_pitch`, or per
+ * camera's part of the panorama); bounds are the pitch `[−L/2, L/2] × [−W/2, W/2]`.
  *
  * @throws PolyvisionError `calibration_invalid` when the panorama size differs from the video's.
  */
@@ -36,14 +26,14 @@ export function pitchSpace(venue: VenueCalibration, videoWidth: number, videoHei
       `venue ${venue.venue_id} describes a ${venue.panorama.width_px}×${venue.panorama.height_px} panorama, the video is ${videoWidth}×${videoHeight}`,
     );
   }
-  const h = venue.panorama.panorama_to_pitch;
+  const mapping = pitchMappingOf(venue);
   const L = venue.pitch.length_m;
   const W = venue.pitch.width_m;
   return {
     kind: 'pitch',
     unit: 'm',
     bounds: [-L / 2, -W / 2, L / 2, W / 2],
-    fromImage: (u, v) => applyHomography(h, u, v),
+    fromImage: (u, v) => mapping.toPitch(u, v),
   };
 }
 

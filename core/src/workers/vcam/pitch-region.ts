@@ -1,4 +1,4 @@
-import type { VenueCalibration } from '@polyvision/shared';
+import { pitchMappingOf, type VenueCalibration } from '@polyvision/shared';
 
 /** A closed polygon in panorama pixels, vertices `[x, y]` in order. */
 export type Polygon = readonly (readonly [number, number])[];
@@ -26,14 +26,15 @@ export function pointInPolygon(polygon: Polygon, x: number, y: number): boolean 
 /**
  * The pitch outline in panorama pixels from a venue calibration: the pitch
  * rectangle `[−L/2 − m, L/2 + m] × [−W/2 − m, W/2 + m]` (metres, `m` =
- * `marginM` so players on the lines count) sampled along its edges (`pitch_to_panorama`
- * is a homography, so straight edges stay straight; samples keep the polygon
- * valid when a corner maps behind the camera, which is then dropped).
+ * `marginM` so players on the lines count) sampled along its edges through the
+ * venue's pitch mapping (`pitchMappingOf`: a homography, or one per camera's part
+ * of the panorama, so straight edges stay straight within a part; samples keep
+ * the polygon valid when a corner maps behind the camera, which is then dropped).
  *
  * @returns null when fewer than 3 outline points map into the image plane.
  */
 export function pitchRegionFromCalibration(venue: VenueCalibration, marginM = 2): PitchRegion | null {
-  const h = venue.panorama.pitch_to_panorama;
+  const mapping = pitchMappingOf(venue);
   const L = venue.pitch.length_m / 2 + marginM;
   const W = venue.pitch.width_m / 2 + marginM;
   const corners: [number, number][] = [
@@ -43,16 +44,15 @@ export function pitchRegionFromCalibration(venue: VenueCalibration, marginM = 2)
     [-L, W],
   ];
   const outline: [number, number][] = [];
-  const steps = 16;
+  const steps = 32;
   for (let c = 0; c < 4; c++) {
     const [ax, ay] = corners[c]!;
     const [bx, by] = corners[(c + 1) % 4]!;
     for (let s = 0; s < steps; s++) {
       const X = ax + ((bx - ax) * s) / steps;
       const Y = ay + ((by - ay) * s) / steps;
-      const w = h[2][0] * X + h[2][1] * Y + h[2][2];
-      if (!(w > 1e-12)) continue;
-      outline.push([(h[0][0] * X + h[0][1] * Y + h[0][2]) / w, (h[1][0] * X + h[1][1] * Y + h[1][2]) / w]);
+      const at = mapping.toPanorama(X, Y);
+      if (at) outline.push(at);
     }
   }
   if (outline.length < 3) return null;

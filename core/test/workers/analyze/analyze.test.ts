@@ -2,12 +2,11 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { VenueCalibration } from '@polyvision/shared';
+import { pitchMappingOf, type VenueCalibration } from '@polyvision/shared';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnalyticsSummary,
-  applyHomography,
   assignTeams,
   imageSpace,
   isOnPitch,
@@ -39,7 +38,7 @@ const metricSpace: PositionSpace = {
   kind: 'pitch',
   unit: 'm',
   bounds: [-52.5, -34, 52.5, 34],
-  fromImage: (u, v) => applyHomography(H_PIXELS_TO_PITCH, u, v),
+  fromImage: (u, v) => pitchMappingOf(venue()).toPitch(u, v),
 };
 
 function venue(): VenueCalibration {
@@ -88,19 +87,23 @@ function venue(): VenueCalibration {
 
 describe('homography and kinematics', () => {
   it('maps pixels to metres and refuses points behind the camera', () => {
-    expect(applyHomography(H_PIXELS_TO_PITCH, 525, 340)).toEqual([0, 0]);
-    expect(applyHomography(H_PIXELS_TO_PITCH, 1050, 680)).toEqual([52.5, 34]);
-    expect(
-      applyHomography(
-        [
-          [1, 0, 0],
-          [0, 1, 0],
-          [0, -1, 10],
-        ],
-        0,
-        20,
-      ),
-    ).toBeNull();
+    const { toPitch } = pitchMappingOf(venue());
+    expect(toPitch(525, 340)).toEqual([0, 0]);
+    expect(toPitch(1050, 680)).toEqual([52.5, 34]);
+    // A camera looking down the pitch: pixels above its horizon (v > 10 here) map behind it.
+    const tilted = venue();
+    tilted.panorama.panorama_to_pitch = [
+      [1, 0, 0],
+      [0, 1, 0],
+      [0, -1, 10],
+    ];
+    tilted.panorama.pitch_to_panorama = [
+      [1, 0, 0],
+      [0, 1, 0],
+      [0, 0.1, 0.1],
+    ];
+    expect(pitchMappingOf(tilted).toPitch(0, 5)).toEqual([0, 1]);
+    expect(pitchMappingOf(tilted).toPitch(0, 20)).toBeNull();
   });
 
   it('measures distance, top speed and sprints of a run', () => {

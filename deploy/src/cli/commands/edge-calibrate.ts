@@ -4,7 +4,7 @@
  */
 import { rename, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { selfCalibrate } from '@polyvision/edge';
+import { readPitchPoints, registerPitch, selfCalibrate } from '@polyvision/edge';
 import { type PolyvisionError, ValidationError } from '@polyvision/shared';
 import { parseCommandLine } from '../command-kit.ts';
 
@@ -22,11 +22,15 @@ Options:
   --out FILE           venue file to write                               required
   --venue-id ID        venue id in the file                             default venue
   --max-width PX       panorama width cap                                default 7680
+  --pitch-points FILE  pitch markings read off the cameras' frames (JSON: ≥ 4 points
+                       {camera, image_px, pitch_m}, optional pitch size): registers
+                       the panorama to the pitch, so the analytics are in metres
   --json               print the quality as JSON instead of a summary
   -h, --help           this help
 
 Exit status: 0 written, 2 bad input (the message says what is wrong: no overlap,
-a black or frozen camera, different sizes or frame rates, too few features), 1 other failures.
+a black or frozen camera, different sizes or frame rates, too few features, pitch points
+that disagree), 1 other failures.
 `;
 
 export async function runCalibrate(argv: string[]): Promise<number> {
@@ -38,6 +42,7 @@ export async function runCalibrate(argv: string[]): Promise<number> {
         out: { type: 'string' },
         'venue-id': { type: 'string' },
         'max-width': { type: 'string' },
+        'pitch-points': { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -56,20 +61,23 @@ export async function runCalibrate(argv: string[]): Promise<number> {
     return 2;
   }
   try {
+    const pitchPoints = values['pitch-points'] ? await readPitchPoints(values['pitch-points']) : null;
     const result = await selfCalibrate(cameras, {
       ...(values['venue-id'] ? { venueId: values['venue-id'] } : {}),
       ...(maxWidth ? { maxPanoramaWidthPx: maxWidth } : {}),
       onStep: values.json ? undefined : (step) => process.stderr.write(`calibrate: ${step}…\n`),
       onWarning: (line) => process.stderr.write(`calibrate: warning: ${line}\n`),
     });
+    const registered = pitchPoints ? registerPitch(result.venue, pitchPoints) : null;
+    const venue = registered?.venue ?? result.venue;
     const tmp = `${values.out}.partial`;
-    await writeFile(tmp, `${JSON.stringify(result.venue, null, 2)}\n`);
+    await writeFile(tmp, `${JSON.stringify(venue, null, 2)}\n`);
     await rename(tmp, values.out);
-    const q = result.venue.quality;
+    const q = venue.quality;
     if (values.json) {
       process.stdout.write(`${JSON.stringify({ out: values.out, quality: q, lenses: result.lenses }, null, 2)}\n`);
     } else {
-      const p = result.venue.panorama;
+      const p = venue.panorama;
       process.stdout.write(
         [
           `wrote ${values.out}: panorama ${p.width_px}×${p.height_px}`,
@@ -82,11 +90,13 @@ export async function runCalibrate(argv: string[]): Promise<number> {
           `  seam error mean ${q?.seam_error_mean_px?.toFixed(2)} px, p95 ${q?.seam_error_p95_px?.toFixed(2)} px`,
           `  overlap ${((q?.overlap_fraction ?? 0) * 100).toFixed(1)} % of the panorama`,
           `  time offset ${q?.time_offset_s?.toFixed(3)} s (correlation ${q?.time_offset_correlation?.toFixed(2)})`,
-          ...result.venue.cameras.map(
+          ...venue.cameras.map(
             (c) =>
               `  ${c.id}: k1 ${c.distortion.k1.toFixed(4)} k2 ${c.distortion.k2.toFixed(4)} k3 ${c.distortion.k3.toFixed(4)}, gains ${c.color_gains?.map((g) => g.toFixed(3)).join('/')}`,
           ),
-          `  in ${((q?.calibration_ms ?? 0) / 1000).toFixed(1)} s; the pitch frame (metres) is not registered: add pitch point pairs for metres`,
+          registered
+            ? `  in ${((q?.calibration_ms ?? 0) / 1000).toFixed(1)} s; pitch ${venue.pitch.length_m}×${venue.pitch.width_m} m registered from ${registered.registration.points} points: RMS ${registered.registration.rmsErrorM.toFixed(2)} m, worst ${registered.registration.maxErrorM.toFixed(2)} m (${registered.registration.worstPoint})`
+            : `  in ${((q?.calibration_ms ?? 0) / 1000).toFixed(1)} s; the pitch frame (metres) is not registered: add --pitch-points for metres`,
           '',
         ].join('\n'),
       );

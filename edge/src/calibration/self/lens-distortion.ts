@@ -79,6 +79,22 @@ export function distortBrown(k: PinholeIntrinsics, d: BrownDistortion, u: number
   return [k.fx * xd + k.cx, k.fy * yd + k.cy];
 }
 
+/**
+ * Undistorts a recorded pixel with Brown–Conrady: the inverse of {@link distortBrown} by fixed-point
+ * iteration on the normalised coordinates (as OpenCV's `undistortPoints`, 20 iterations); NaN when
+ * it does not converge to within 1e-3 px (beyond the model's fold).
+ */
+export function undistortBrown(k: PinholeIntrinsics, d: BrownDistortion, u: number, v: number): [number, number] {
+  let [x, y] = [u, v];
+  for (let i = 0; i < 20; i++) {
+    const [du, dv] = distortBrown(k, d, x, y);
+    x += u - du;
+    y += v - dv;
+  }
+  const [du, dv] = distortBrown(k, d, x, y);
+  return Math.hypot(du - u, dv - v) < 1e-3 ? [x, y] : [Number.NaN, Number.NaN];
+}
+
 /** True when every coefficient is 0 (a pinhole camera: no distortion to apply). */
 export function isPinhole(d: BrownDistortion): boolean {
   return d.k1 === 0 && d.k2 === 0 && d.p1 === 0 && d.p2 === 0 && d.k3 === 0;
