@@ -11,6 +11,12 @@ export interface KinematicsOptions {
   minSprintSeconds?: number;
   /** Speeds above this are tracking glitches and are not counted. @defaultValue 12 (m/s) */
   maxPlausibleSpeed?: number;
+  /**
+   * Top speed is the largest displacement over this many seconds of continuous track, divided by
+   * it: a frame-to-frame speed carries the foot point's jitter (on a far touchline a pixel is tens
+   * of centimetres), which the short smoothing does not remove. @defaultValue 1
+   */
+  topSpeedWindowSeconds?: number;
 }
 
 /** Movement figures of one track. */
@@ -33,6 +39,8 @@ export interface TrackKinematics {
  * above `sprintSpeed` lasting at least `minSprintSeconds` (the usual 25 km/h
  * threshold in football tracking reports). Steps faster than
  * `maxPlausibleSpeed` (id switches, mapping noise) are left out of the distance.
+ * The top speed is measured over `topSpeedWindowSeconds` of continuous track
+ * (over single steps only for a track shorter than that).
  */
 export function trackKinematics(
   track: Track,
@@ -104,14 +112,37 @@ export function trackKinematics(
     } else endRun();
   }
   endRun();
+  const topSpeed = windowedTopSpeed(positions, fps, options.topSpeedWindowSeconds ?? 1, maxPlausible);
   const durationSeconds = track.frames.length > 0 ? (track.frames.at(-1)!.frame - track.frames[0]!.frame + 1) / fps : 0;
   return {
     positions,
     distance,
-    maxSpeed,
+    maxSpeed: topSpeed ?? maxSpeed,
     meanSpeed: movingSeconds > 0 ? distance / movingSeconds : 0,
     sprints,
     sprintDistance,
     durationSeconds,
   };
+}
+
+/**
+ * Largest `|p(t + w) − p(t)| / w` over the spans of exactly `w` seconds (rounded to frames) with no
+ * gap in the track, speeds above `maxPlausible` left out; null when the track has no such span.
+ */
+function windowedTopSpeed(
+  positions: readonly { frame: number; x: number; y: number }[],
+  fps: number,
+  windowSeconds: number,
+  maxPlausible: number,
+): number | null {
+  const span = Math.max(1, Math.round(windowSeconds * fps));
+  let top: number | null = null;
+  for (let i = 0; i + span < positions.length; i++) {
+    const a = positions[i]!;
+    const b = positions[i + span]!;
+    if (b.frame - a.frame !== span) continue;
+    const speed = Math.hypot(b.x - a.x, b.y - a.y) / (span / fps);
+    if (speed <= maxPlausible) top = Math.max(top ?? 0, speed);
+  }
+  return top;
 }
