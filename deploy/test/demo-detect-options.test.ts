@@ -57,6 +57,19 @@ describe('pnpm demo detector options', () => {
     expect(() => parseDemoArgs(['--camera-motion', 'maybe'], repoRoot, repoRoot, {})).toThrow(/--camera-motion maybe/);
   });
 
+  it('takes --pitch-points only for a stitched rig, and only a file that exists', () => {
+    const points = join(repoRoot, 'bench', 'label', 'tsukuba-pair', 'pitch-points.json');
+    const video = join(repoRoot, 'package.json'); // any existing path: the options only check existence
+    const two = parseDemoArgs(['--cameras', `${video},${video}`, '--pitch-points', points], repoRoot, repoRoot, {});
+    expect(two !== 'help' && two.pitchPoints).toBe(points);
+    expect(() => parseDemoArgs(['--cameras', video, '--pitch-points', points], repoRoot, repoRoot, {})).toThrow(
+      /--pitch-points needs a stitched rig/,
+    );
+    expect(() =>
+      parseDemoArgs(['--cameras', `${video},${video}`, '--pitch-points', 'nope.json'], repoRoot, repoRoot, {}),
+    ).toThrow(/--pitch-points: .*nope\.json does not exist/);
+  });
+
   it.skipIf(missing)(
     `the demo's stage variables reach its detect worker${missing ? ` (skipped: ${missing} is missing)` : ''}`,
     async () => {

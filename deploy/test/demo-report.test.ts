@@ -271,6 +271,13 @@ describe('report.html', () => {
     );
     await writeReport(good);
     expect(formatSummary(good, dir)).not.toContain('CHECK:');
+    // Metres from pitch points: the summary says how well they fit.
+    expect(formatSummary(good, dir)).not.toContain('pitch points');
+    good.analyticsUnit = 'm';
+    good.panorama.pitchRegistration = { points: 17, parts: 2, rmsErrorM: 0.43, maxErrorM: 0.89, worstPoint: 'p' };
+    expect(formatSummary(good, dir)).toContain(
+      "the pitch registered from 17 pitch points (--pitch-points): RMS 0.43 m, worst 0.89 m, one homography per camera's part",
+    );
   });
 
   it('warns when the match completed without a segment that failed', async () => {

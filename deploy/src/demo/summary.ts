@@ -57,14 +57,20 @@ export function formatSummary(result: DemoResult, cwd: string): string {
     }`,
   );
   lines.push('', 'Analytics');
+  const pitch = result.panorama.pitchRegistration;
   if (result.analyticsUnit === 'm') {
     lines.push(
       `  in pitch metres: the venue calibration (venue.json) travelled with the match, uploaded before the panorama${result.calibration.placedOn ? ` to ${result.calibration.placedOn}` : ''}`,
+      ...(pitch
+        ? [
+            `  the pitch registered from ${pitch.points} pitch points (--pitch-points): RMS ${pitch.rmsErrorM.toFixed(2)} m, worst ${pitch.maxErrorM.toFixed(2)} m${pitch.parts > 1 ? `, one homography per camera's part of the panorama` : ''}`,
+          ]
+        : []),
     );
   } else if (result.analyticsUnit === 'px') {
     lines.push(
       result.panorama.selfCalibration
-        ? '  in image pixels: the rig was self-calibrated from its footage, which stitches it but does not register the pitch in metres'
+        ? '  in image pixels: the rig was self-calibrated from its footage, which stitches it but does not register the pitch in metres (--pitch-points does)'
         : '  in image pixels: no venue calibration for this match (a one-camera rig without --calibration venue.json)',
     );
   } else {
