@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveFfmpegPath, spawnChild } from '@polyvision/shared';
@@ -72,4 +72,14 @@ describe('polyvision edge calibrate', () => {
     expect(existsSync(out)).toBe(false);
     expect(existsSync(`${out}.partial`)).toBe(false);
   }, 120_000);
+
+  it('exits 2 on a pitch-points file it cannot use, before calibrating, and writes no venue file', async () => {
+    const points = join(dir, 'points.json');
+    await writeFile(points, JSON.stringify({ points: [{ camera: 'a', image_px: [1, 2], pitch_m: [0, 0] }] }));
+    const out = join(dir, 'venue-points.json');
+    const { code, stderr } = await run(['--cameras', 'a.mp4,b.mp4', '--out', out, '--pitch-points', points]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/\[pitch_points_invalid\] .*points\.json: points: at least 4 pitch points/);
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
 });
