@@ -1,3 +1,5 @@
+import { open, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PolyvisionError } from '@polyvision/shared';
 import { isAlive, readPidFile, removePidFile, stopProcess } from './daemon.ts';
 import { logTail } from './log-tail.ts';
@@ -28,13 +30,42 @@ export interface ManagedSpec {
   /** Optional clean stop (e.g. `pg_ctl stop`); falls back to signals. */
   stop?(pid: number): Promise<void>;
   onProgress(line: string): void;
+  /**
+   * How long to keep restarting a daemon that exits because its port cannot be bound although
+   * nothing listens there: a closed connection that used the port as its ephemeral source port
+   * holds it in TIME_WAIT (60 s on Linux), and a daemon's SO_REUSEADDR listener cannot take it
+   * over from a socket that did not set it. @defaultValue 75 000 ms
+   */
+  bindRetryMs?: number;
+}
+
+/** What a daemon logs when its port cannot be bound (Redis, PostgreSQL, Kafka, Go's net: all say this). */
+const ADDRESS_IN_USE = /address already in use/i;
+
+/** The bytes appended to `file` from `offset` on, as text (empty when it cannot be read). */
+async function logSince(file: string, offset: number): Promise<string> {
+  try {
+    const handle = await open(file, 'r');
+    try {
+      const { size } = await handle.stat();
+      const buffer = Buffer.alloc(Math.max(0, size - offset));
+      await handle.read(buffer, 0, buffer.length, offset);
+      return buffer.toString('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return '';
+  }
 }
 
 /**
  * Brings a daemon up, idempotently: our instance (live pid in the pid file)
  * that answers a round trip is kept; a live one that does not answer is
  * restarted; something else answering on the port is used as is; a port
- * taken by a program that does not speak the protocol is an error.
+ * taken by a program that does not speak the protocol is an error. A daemon
+ * that exits because its port cannot be bound while nothing listens there
+ * (TIME_WAIT) is started again every 2 s for up to `bindRetryMs`.
  *
  * @throws PolyvisionError `services_port_in_use`, `services_start_failed` (with the log's tail).
  */
@@ -69,20 +100,39 @@ export async function upManaged(spec: ManagedSpec): Promise<UpOutcome> {
 
   spec.onProgress(`${spec.label}: starting on 127.0.0.1:${spec.port}`);
   const started = performance.now();
-  const newPid = await spec.start();
+  let newPid: number;
   let last: RoundTrip | undefined;
-  let died = false;
-  const ready = await pollUntil(
-    async () => {
-      if (!(await isAlive(newPid))) {
-        died = true;
-        return true;
-      }
-      last = await spec.ping(2_000);
-      return last.answering;
-    },
-    { timeoutMs: spec.readyTimeoutMs, intervalMs: 250 },
-  );
+  let died: boolean;
+  let ready: boolean;
+  for (;;) {
+    const logOffset = await stat(spec.logFile).then(
+      (s) => s.size,
+      () => 0,
+    );
+    newPid = await spec.start();
+    died = false;
+    ready = await pollUntil(
+      async () => {
+        if (!(await isAlive(newPid))) {
+          died = true;
+          return true;
+        }
+        last = await spec.ping(2_000);
+        return last.answering;
+      },
+      { timeoutMs: spec.readyTimeoutMs, intervalMs: 250 },
+    );
+    const retry =
+      died &&
+      performance.now() - started < (spec.bindRetryMs ?? 75_000) &&
+      ADDRESS_IN_USE.test(await logSince(spec.logFile, logOffset)) &&
+      !(await isPortOpen(spec.port));
+    if (!retry) break;
+    spec.onProgress(
+      `${spec.label}: 127.0.0.1:${spec.port} cannot be bound yet though nothing listens there (a closed connection's TIME_WAIT); retrying in 2 s`,
+    );
+    await sleep(2_000);
+  }
   if (!ready || died) {
     if (!died) await stopManaged(spec);
     const why = died ? 'exited during start' : `did not answer within ${spec.readyTimeoutMs} ms (${last?.detail})`;
