@@ -57,18 +57,19 @@ function atSize(lengthM: number, widthM: number): PitchPoints {
 
 const { seam_x_px: _seam, pitch_parts: _parts, ...oneHomography } = venue.panorama;
 const single = { ...venue, panorama: oneHomography };
-const fit = (v: VenueCalibration, p: PitchPoints) => registerPitch(v, p, { maxPointErrorM: Number.POSITIVE_INFINITY });
+const register = (v: VenueCalibration, p: PitchPoints) =>
+  registerPitch(v, p, { maxPointErrorM: Number.POSITIVE_INFINITY });
 const rows = {
-  onePerPart: fit(venue, points).registration,
-  oneForAll: fit(single, points).registration,
+  onePerPart: register(venue, points).registration,
+  oneForAll: register(single, points).registration,
 };
 let best = { rmsErrorM: Number.POSITIVE_INFINITY, lengthM: 0, widthM: 0 };
 let bestSingle = { ...best };
 for (let L = 90; L <= 120; L += 0.25) {
   for (let W = 45; W <= 90; W += 0.25) {
-    const rms = fit(venue, atSize(L, W)).registration.rmsErrorM;
+    const rms = register(venue, atSize(L, W)).registration.rmsErrorM;
     if (rms < best.rmsErrorM) best = { rmsErrorM: rms, lengthM: L, widthM: W };
-    const rmsSingle = fit(single, atSize(L, W)).registration.rmsErrorM;
+    const rmsSingle = register(single, atSize(L, W)).registration.rmsErrorM;
     if (rmsSingle < bestSingle.rmsErrorM) bestSingle = { rmsErrorM: rmsSingle, lengthM: L, widthM: W };
   }
 }

@@ -4,20 +4,11 @@
  * instance restarted, a leftover without pid file killed by `down`.
  */
 import { readFile, rm } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { uniqueName } from '../../test/support/index.ts';
+import { freePort, uniqueName } from '../../test/support/index.ts';
 import { type ServicesOptions, servicesDown, servicesStatus, servicesUp } from '../src/services/index.ts';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('services lifecycle', () => {
   const progress: string[] = [];

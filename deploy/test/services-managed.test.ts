@@ -1,8 +1,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../test/support/index.ts';
 import { spawnDaemon } from '../src/services/daemon.ts';
 import { type ManagedSpec, stopManaged, upManaged } from '../src/services/managed.ts';
 import { isPortOpen } from '../src/services/port.ts';
@@ -28,14 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function spec(name: string, failures: number, message: string): Promise<ManagedSpec & { lines: string[] }> {
   const port = await freePort();

@@ -20,6 +20,7 @@
  *   `const model = sharedAsset('models/yolox_nano.onnx'); describe.skipIf(!model)(…)`.
  */
 export { closeAll } from './close-all.ts';
+export { freePort } from './free-port.ts';
 export { createTestKafka, deleteKafkaPrefix, type TestKafka } from './kafka.ts';
 export { type OpenSocket, openSocketsTo, servicePorts } from './open-sockets.ts';
 export { createTestDatabase, createTestSchema, type TestDatabase, type TestSchema } from './postgres.ts';

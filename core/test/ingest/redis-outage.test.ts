@@ -7,10 +7,16 @@
  * and the real PostgreSQL.
  */
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestSchema, spawnTracked, stopTracked, type TestSchema, waitFor } from '../../../test/support/index.ts';
+import {
+  createTestSchema,
+  freePort,
+  spawnTracked,
+  stopTracked,
+  type TestSchema,
+  waitFor,
+} from '../../../test/support/index.ts';
 import { createEdgeToken, type RunningIngest } from '../../src/ingest/index.ts';
 import {
   ingestEnv,
@@ -31,14 +37,6 @@ let ingest: RunningIngest;
 let tus: TusClient;
 let redisPort: number;
 let redisServer: ChildProcess | null = null;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Starts the private redis-server on `redisPort` and waits until it answers PING. */
 async function startRedis(): Promise<void> {
