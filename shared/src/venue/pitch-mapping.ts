@@ -37,13 +37,23 @@ function sided(part: { pitch_to_panorama: Matrix3x3; panorama_to_pitch: Matrix3x
 }
 
 /**
+ * Whether a venue's pitch frame was measured: false for a self-calibrated rig without pitch points
+ * (`quality.pitch_registered` false), whose pitch homographies only lay the pitch rectangle over the
+ * panorama and must not be read as metres or as where the pitch is. Files without `quality` (older
+ * point calibrations, synthetic rigs) count as registered.
+ */
+export function isPitchRegistered(venue: VenueCalibration): boolean {
+  return venue.quality?.pitch_registered !== false;
+}
+
+/**
  * The pitch mapping of a venue calibration (shared/src/contracts/venue-calibration.ts): through
  * `panorama.pitch_to_panorama` / `panorama_to_pitch`, or, where the venue has `pitch_parts` (a
  * self-calibrated two-camera rig registered by pitch points), through the part of the camera whose
  * side of `seam_x_px` the pixel is on. A pitch point goes to the panorama through the part whose
  * side of the seam its image lands on (camera 0's where both or neither do).
  *
- * Only meaningful when `quality.pitch_registered` is not false.
+ * Only meaningful when {@link isPitchRegistered}.
  */
 export function pitchMappingOf(venue: VenueCalibration): PitchMapping {
   const p = venue.panorama;

@@ -2,8 +2,8 @@
  * A machine-readable caveat of the analytics (`summary.json` `warnings`), for the report to show.
  *
  * Codes:
- * - `no_calibration`: no venue calibration: positions are image pixels; distances, speeds and
- *   sprints are not measured (a pixel is no distance: its size changes across the image).
+ * - `no_calibration`: no venue calibration, or one without a pitch frame (a self-calibrated rig
+ *   without pitch points): positions are image pixels; distances, speeds and sprints are not measured (a pixel is no distance: its size changes across the image).
  * - `no_pitch_region`: without a calibration the pitch is unknown, so people off it (benches,
  *   coaches, spectators) can be counted in teams and heatmaps.
  * - `no_colours`: no video to sample jerseys from: no teams.

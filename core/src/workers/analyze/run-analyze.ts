@@ -1,7 +1,6 @@
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { VenueCalibration } from '@polyvision/shared';
-import { PolyvisionError } from '@polyvision/shared';
+import { isPitchRegistered, PolyvisionError, type VenueCalibration } from '@polyvision/shared';
 import { TORSO_MEAN_RGB } from '../detect/detections-format.ts';
 import { type MediaBinaries, probeVideo, readVideoFrames } from '../detect/frames/index.ts';
 import type { TracksFile } from '../track/tracks-format.ts';
@@ -135,7 +134,9 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
       `no player, goalkeeper or referee track among ${tracks.tracks.length} tracks`,
     );
   }
-  const space = params.venue ? pitchSpace(params.venue, width, height) : imageSpace(width, height);
+  // A self-calibrated venue without pitch points knows the panorama, not where the pitch is.
+  const pitchFrame = params.venue && isPitchRegistered(params.venue) ? params.venue : undefined;
+  const space = pitchFrame ? pitchSpace(pitchFrame, width, height) : imageSpace(width, height);
   const exists = await stat(params.outputDir).then(
     () => true,
     () => false,
@@ -168,8 +169,7 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
   if (!calibrated) {
     warnings.push({
       code: 'no_calibration',
-      message:
-        'no venue calibration: positions are in image pixels; distances, speeds and sprints are not measured (a pixel is no fixed distance across the image)',
+      message: `${params.venue ? 'the venue calibration has no pitch frame (a self-calibrated rig: register it with pitch points, `polyvision edge calibrate --pitch-points`)' : 'no venue calibration'}: positions are in image pixels; distances, speeds and sprints are not measured (a pixel is no fixed distance across the image)`,
     });
     warnings.push({
       code: 'no_pitch_region',

@@ -1,4 +1,4 @@
-import { pitchMappingOf, type VenueCalibration } from '@polyvision/shared';
+import { isPitchRegistered, pitchMappingOf, type VenueCalibration } from '@polyvision/shared';
 
 /** A closed polygon in panorama pixels, vertices `[x, y]` in order. */
 export type Polygon = readonly (readonly [number, number])[];
@@ -31,9 +31,11 @@ export function pointInPolygon(polygon: Polygon, x: number, y: number): boolean 
  * of the panorama, so straight edges stay straight within a part; samples keep
  * the polygon valid when a corner maps behind the camera, which is then dropped).
  *
- * @returns null when fewer than 3 outline points map into the image plane.
+ * @returns null when fewer than 3 outline points map into the image plane, or when the venue has no
+ *   pitch frame (`isPitchRegistered`: a self-calibrated rig without pitch points; the grass decides then).
  */
 export function pitchRegionFromCalibration(venue: VenueCalibration, marginM = 2): PitchRegion | null {
+  if (!isPitchRegistered(venue)) return null;
   const mapping = pitchMappingOf(venue);
   const L = venue.pitch.length_m / 2 + marginM;
   const W = venue.pitch.width_m / 2 + marginM;

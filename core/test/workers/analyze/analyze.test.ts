@@ -18,6 +18,8 @@ import {
   tracksCarryColours,
 } from '../../../src/workers/analyze/index.ts';
 import { TORSO_MEAN_RGB } from '../../../src/workers/detect/index.ts';
+import { pitchRegionOf } from '../../../src/workers/track/pitch-region.ts';
+import { pitchRegionFromCalibration } from '../../../src/workers/vcam/pitch-region.ts';
 import { movingTrack, tracksFile } from '../support/tracks.ts';
 
 let dir: string;
@@ -361,6 +363,17 @@ describe('runAnalyze', () => {
     expect(summary.warnings.map((w) => w.code)).toEqual(['no_calibration', 'no_pitch_region', 'no_colours']);
     expect(summary.teams.balanced).toBeNull();
     expect(imageSpace(640, 360).bounds).toEqual([0, 0, 640, 360]);
+    // A self-calibrated venue without pitch points: no metres and no pitch region from it (its pitch
+    // rectangle is only laid over the panorama), and the warning says what to do.
+    const unregistered = { ...venue(), quality: { method: 'features' as const, pitch_registered: false } };
+    const walking = tracksFile([movingTrack(1, 'player', 30, (f) => [100 + f, 300])], 30, 25, 1050, 680);
+    const selfCalibrated = await runAnalyze({ tracks: walking, venue: unregistered, outputDir: join(dir, 'selfcal') });
+    expect(selfCalibrated.unit).toBe('px');
+    expect(selfCalibrated.warnings[0]?.message).toMatch(/no pitch frame .*--pitch-points/);
+    expect(pitchRegionOf(unregistered, 1050, 680)).toBeNull();
+    expect(pitchRegionFromCalibration(unregistered)).toBeNull();
+    expect(pitchRegionOf(venue(), 1050, 680)).not.toBeNull();
+    expect(pitchRegionFromCalibration(venue())).not.toBeNull();
     await expect(
       runAnalyze({ tracks: tracksFile([movingTrack(1, 'ball', 5, () => [1, 1])], 5), outputDir: join(dir, 'none') }),
     ).rejects.toEqual(expect.objectContaining({ code: 'no_tracks', retriable: false }));
