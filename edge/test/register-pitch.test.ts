@@ -165,25 +165,30 @@ describe('registerPitch: the panorama to the pitch from pitch points seen by the
       panorama: { ...truth.panorama, seam_x_px: new Array(truth.panorama.height_px).fill(seamX) },
     };
     const points = pointsFrom(truth);
-    const { venue, registration } = registerPitch(unregistered(seamed), points);
-    expect(registration.parts).toBe(2);
-    expect(registration.maxErrorM).toBeLessThan(1e-6);
-    expect(venueCalibrationSchema.safeParse(venue).success).toBe(true);
-    const mapping = pitchMappingOf(venue);
     const truePanorama = mat3FromRows(truth.panorama.pitch_to_panorama);
-    for (const [x, y] of [
-      [-40, -20],
-      [-30, 25],
-      [30, -25],
-      [45, 10],
-    ] as const) {
-      const [u0, v0] = applyHomography(truePanorama, x, y);
-      const [u, v] = u0 < seamX ? [u0, v0] : applyHomography(shift, u0, v0);
-      const [px, py] = mapping.toPitch(u, v)!;
-      expect(Math.hypot(px - x, py - y), `pitch (${x}, ${y})`).toBeLessThan(1e-6);
-      const [bu, bv] = mapping.toPanorama(x, y)!;
-      expect(Math.hypot(bu - u, bv - v)).toBeLessThan(1e-6);
+    // The venue's cameras in either order (the left camera second as well as first).
+    const reversed = { ...seamed, cameras: [seamed.cameras[1]!, seamed.cameras[0]!] };
+    for (const rig of [seamed, reversed]) {
+      const { venue, registration } = registerPitch(unregistered(rig), points);
+      expect(registration.parts).toBe(2);
+      expect(registration.maxErrorM).toBeLessThan(1e-6);
+      expect(venueCalibrationSchema.safeParse(venue).success).toBe(true);
+      const mapping = pitchMappingOf(venue);
+      for (const [x, y] of [
+        [-40, -20],
+        [-30, 25],
+        [30, -25],
+        [45, 10],
+      ] as const) {
+        const [u0, v0] = applyHomography(truePanorama, x, y);
+        const [u, v] = u0 < seamX ? [u0, v0] : applyHomography(shift, u0, v0);
+        const [px, py] = mapping.toPitch(u, v)!;
+        expect(Math.hypot(px - x, py - y), `pitch (${x}, ${y})`).toBeLessThan(1e-6);
+        const [bu, bv] = mapping.toPanorama(x, y)!;
+        expect(Math.hypot(bu - u, bv - v)).toBeLessThan(1e-6);
+      }
     }
+    const { venue } = registerPitch(unregistered(seamed), points);
     // One homography for both parts cannot hold these points: refused, not fitted wrong.
     const { seam_x_px: _seam, ...noSeam } = seamed.panorama;
     expect(() => registerPitch(unregistered({ ...seamed, panorama: noSeam }), points)).toThrow(

@@ -111,8 +111,9 @@ interface Located {
  *   (`seam_x_px`: a self-calibrated rig). Its cameras are joined by a homography of the whole
  *   scene, not of the pitch plane, so the pitch maps into each camera's part of the panorama by its
  *   own homography (on the tsukuba pair one homography for both parts misses by metres, one per
- *   part by decimetres). A camera point belongs to its camera, a panorama point to the side of the
- *   seam it is on; each part needs 4 points, not all on one line.
+ *   part by decimetres). Part 0 is the panorama left of the seam (the camera whose image centre
+ *   lands further left), part 1 right of it; a camera point belongs to its camera's part, a
+ *   panorama point to the side of the seam it is on; each part needs 4 points, not all on one line.
  *
  * Each camera's `pitch_to_image` is `image_to_panorama⁻¹ · pitch_to_panorama` of its part
  * (undistorted pixels). A camera point goes to the panorama as the stitcher takes it there: lens
@@ -133,6 +134,11 @@ export function registerPitch(
   options: RegisterPitchOptions = {},
 ): { venue: VenueCalibration; registration: PitchRegistration } {
   const seam = venue.cameras.length === 2 ? venue.panorama.seam_x_px : undefined;
+  // Part 0 is the panorama left of the seam: the camera whose image centre lands further left.
+  const centreX = venue.cameras.map(
+    (c) => applyHomography(mat3FromRows(c.image_to_panorama), c.width_px / 2, c.height_px / 2)[0],
+  );
+  const sideOf = (camera: number) => (seam && centreX[camera]! > centreX[1 - camera]! ? 1 : 0);
   const located: Located[] = points.points.map((p, i) => {
     const name = p.name ?? `point ${i}`;
     const at = 'camera' in p ? cameraToPanorama(venue, p.camera, p.image_px, name) : p.panorama_px;
@@ -144,15 +150,16 @@ export function registerPitch(
       );
     }
     const side = () => (x < (seam?.[Math.min(seam.length - 1, Math.round(y))] ?? Number.POSITIVE_INFINITY) ? 0 : 1);
-    const part = !seam ? 0 : 'camera' in p ? venue.cameras.findIndex((c) => c.id === p.camera) : side();
+    const part = !seam ? 0 : 'camera' in p ? sideOf(venue.cameras.findIndex((c) => c.id === p.camera)) : side();
     return { name, panorama: at, pitch: p.pitch_m, part };
   });
   const fits = (seam ? [0, 1] : [0]).map((part) => {
     const mine = located.filter((l) => l.part === part);
     if (seam && mine.length < 4) {
+      const camera = venue.cameras.find((_, i) => sideOf(i) === part);
       throw new ValidationError(
         'calibration_too_few_points',
-        `camera "${venue.cameras[part]?.id}" has ${mine.length} pitch points: each camera of a two-camera rig needs at least 4 (its part of the panorama maps the pitch by its own homography)`,
+        `camera "${camera?.id}" has ${mine.length} pitch points: each camera of a two-camera rig needs at least 4 (its part of the panorama maps the pitch by its own homography)`,
       );
     }
     return fitPart(mine);
@@ -184,7 +191,7 @@ export function registerPitch(
     ...c,
     pitch_to_image: mat3Rows(
       normalizeHomography(
-        mat3Multiply(mat3Invert(mat3FromRows(c.image_to_panorama)), (fits[i] ?? fits[0]!).pitchToPanorama),
+        mat3Multiply(mat3Invert(mat3FromRows(c.image_to_panorama)), (fits[sideOf(i)] ?? fits[0]!).pitchToPanorama),
       ),
     ),
   }));

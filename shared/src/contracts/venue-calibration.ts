@@ -134,9 +134,9 @@ export const venuePanoramaSchema = z
     /**
      * The pitch frame per camera, when the panorama is not one projective image of the pitch plane:
      * cameras apart from each other (a self-calibrated rig, whose cameras are joined by a homography
-     * of the whole scene, not of the pitch) map the pitch by one homography each. A panorama pixel
-     * left of `seam_x_px` (required with these) is camera 0's, the others camera 1's.
-     * `pitch_to_panorama` and `panorama_to_pitch` are then camera 0's. Read them through
+     * of the whole scene, not of the pitch) map the pitch by one homography each: `[0]` the
+     * panorama left of `seam_x_px` (required with these), `[1]` the rest. `pitch_to_panorama` and
+     * `panorama_to_pitch` are then `[0]`'s. Read them through
      * `pitchMappingOf` (shared/src/venue). Absent: one homography for the whole panorama.
      */
     pitch_parts: z

@@ -49,9 +49,9 @@ export function isPitchRegistered(venue: VenueCalibration): boolean {
 /**
  * The pitch mapping of a venue calibration (shared/src/contracts/venue-calibration.ts): through
  * `panorama.pitch_to_panorama` / `panorama_to_pitch`, or, where the venue has `pitch_parts` (a
- * self-calibrated two-camera rig registered by pitch points), through the part of the camera whose
- * side of `seam_x_px` the pixel is on. A pitch point goes to the panorama through the part whose
- * side of the seam its image lands on (camera 0's where both or neither do).
+ * self-calibrated two-camera rig registered by pitch points), through the part for the pixel's
+ * side of `seam_x_px` (`[0]` left of it). A pitch point goes to the panorama through the part whose
+ * side of the seam its image lands on (the left part's where both or neither do).
  *
  * Only meaningful when {@link isPitchRegistered}.
  */
