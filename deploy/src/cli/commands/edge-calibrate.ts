@@ -25,6 +25,7 @@ Options:
   --pitch-points FILE  pitch markings read off the cameras' frames (JSON: ≥ 4 points
                        {camera, image_px, pitch_m}, optional pitch size): registers
                        the panorama to the pitch, so the analytics are in metres
+                       (how to read them: edge/README.md, "Reading pitch points")
   --json               print the quality as JSON instead of a summary
   -h, --help           this help
 
