@@ -7,6 +7,8 @@ export interface ReportPlayer {
   trackId: number;
   class?: string;
   team?: string;
+  /** outfield, goalkeeper, referee, assistant_referee or unknown (analyze's `roles.ts`); absent in older files. */
+  role?: string;
   durationSeconds?: number;
   distance?: number;
   maxSpeed?: number;

@@ -214,7 +214,7 @@ function analyticsSection(data: ReportData, fileLink: string): string {
     .sort((x, y) => (y.distance ?? 0) - (x.distance ?? 0))
     .map(
       (p) =>
-        `<tr><td class="num">${p.trackId}</td><td>${escapeHtml(p.class ?? '')}</td><td>${escapeHtml(p.team ?? '')}</td><td class="num">${n(p.durationSeconds)}</td><td class="num">${n(p.distance)}</td><td class="num">${n(p.maxSpeed, 2)}</td><td class="num">${n(p.meanSpeed, 2)}</td><td class="num">${unit === 'm' ? (p.sprints ?? '–') : '–'}</td></tr>`,
+        `<tr><td class="num">${p.trackId}</td><td>${escapeHtml((p.role ?? p.class ?? '').replace('_', ' '))}${p.role && p.class && p.role !== 'outfield' && p.role !== p.class ? ` <small>(detected as ${escapeHtml(p.class)})</small>` : ''}</td><td>${escapeHtml(p.team ?? '')}</td><td class="num">${n(p.durationSeconds)}</td><td class="num">${n(p.distance)}</td><td class="num">${n(p.maxSpeed, 2)}</td><td class="num">${n(p.meanSpeed, 2)}</td><td class="num">${unit === 'm' ? (p.sprints ?? '–') : '–'}</td></tr>`,
     )
     .join('');
   const notes = (a.notes ?? []).map((t) => `<li>${escapeHtml(t)}</li>`).join('');
@@ -223,7 +223,7 @@ ${notes ? `<ul>${notes}</ul>` : ''}
 <table><tr><th>team</th><th>players per frame</th><th>tracks</th><th>distance, ${escapeHtml(unit)}</th><th>sprints</th></tr>${teamRows}${otherRow}</table>
 ${players.length > 0 ? barChartSvg({ unit, items: players.map((p) => ({ label: `#${p.trackId}`, value: p.distance ?? 0, colour: colour(p.team) })) }) : ''}
 <details><summary>${players.length} tracked people</summary>
-<table><tr><th>track</th><th>class</th><th>team</th><th>time, s</th><th>distance, ${escapeHtml(unit)}</th><th>top speed, ${escapeHtml(speed)}</th><th>mean speed, ${escapeHtml(speed)}</th><th>sprints</th></tr>${playerRows}</table></details>`;
+<table><tr><th>track</th><th>role</th><th>team</th><th>time, s</th><th>distance, ${escapeHtml(unit)}</th><th>top speed, ${escapeHtml(speed)}</th><th>mean speed, ${escapeHtml(speed)}</th><th>sprints</th></tr>${playerRows}</table></details>`;
 }
 
 /** Links to one segment's vcam video, tracks and HLS playlist (those that exist). */

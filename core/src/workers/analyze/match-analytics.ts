@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { teamBalance } from './analytics-warnings.ts';
 import { occupancyGrid, renderHeatmapPng } from './heatmap.ts';
+import { addZoneFrames, roleOf, zoneFrames } from './roles.ts';
 import type { AnalyzeCollected, PlayerSummary } from './run-analyze.ts';
 import { assignTeams, type TeamLabel } from './team-colours.ts';
 
@@ -38,6 +39,14 @@ export const matchAnalyticsCarrySchema = z.object({
       maxSpeed: finite.nullable(),
       sprints: z.number().int().nullable(),
       sprintDistance: finite.nullable(),
+      /** Positions in a penalty area / along a touchline, for the role (pitch metres only; absent in older carries). */
+      zones: z
+        .object({
+          frames: z.number().int().nonnegative(),
+          penaltyArea: z.number().int().nonnegative(),
+          touchline: z.number().int().nonnegative(),
+        })
+        .optional(),
     }),
   ),
   samples: z.array(z.object({ trackId: z.number().int().positive(), rgb: z.array(rgb).max(SAMPLES_PER_TRACK) })),
@@ -85,7 +94,8 @@ const add = (a: number[], b: Float64Array | number[]) => a.map((v, i) => v + (b[
 
 /**
  * Adds one segment's analysis (`runAnalyze`'s `collect`) to the match totals: per-track sums
- * (distance, time, sprints; top speed the maximum; mean speed = distance / time), teams re-clustered
+ * (distance, time, sprints; top speed the maximum; mean speed = distance / time; positions in a
+ * penalty area and along a touchline, for the role over the whole match), teams re-clustered
  * over the match's colour samples with A/B kept on the side of the carried colours, occupancy grids
  * summed (a segment adds to a team's grid with the labels the match has at that segment).
  *
@@ -100,6 +110,8 @@ export function accumulateMatchAnalytics(
   const sum = (a: number | null, b: number | null) => (a === null || b === null ? (a ?? b) : a + b);
   for (const p of summary.players) {
     const before = players.get(p.trackId);
+    const positions = segment.positions.get(p.trackId);
+    const zones = space.kind === 'pitch' && positions ? zoneFrames(positions, space.bounds) : null;
     if (!before) {
       players.set(p.trackId, {
         trackId: p.trackId,
@@ -111,9 +123,12 @@ export function accumulateMatchAnalytics(
         maxSpeed: p.maxSpeed,
         sprints: p.sprints,
         sprintDistance: p.sprintDistance,
+        ...(zones ? { zones } : {}),
       });
       continue;
     }
+    const summed = addZoneFrames(before.zones, zones);
+    if (summed) before.zones = summed;
     before.class = p.frames > before.frames ? p.class : before.class;
     before.onPitch = before.onPitch === null ? p.onPitch : before.onPitch || p.onPitch === true;
     before.frames += p.frames;
@@ -219,6 +234,7 @@ export async function writeMatchAnalytics(
     trackId: p.trackId,
     class: p.class,
     team: teams.get(p.trackId) ?? 'other',
+    role: roleOf(teams.get(p.trackId) ?? 'other', p.class, p.zones ?? null),
     onPitch: p.onPitch,
     frames: p.frames,
     durationSeconds: round(p.durationSeconds),

@@ -8,6 +8,7 @@ import { type AnalyticsWarning, teamBalance } from './analytics-warnings.ts';
 import { type HeatmapOptions, occupancyGrid, renderHeatmapPng } from './heatmap.ts';
 import { type KinematicsOptions, type TrackKinematics, trackKinematics } from './kinematics.ts';
 import { imageSpace, type PositionSpace, pitchSpace } from './pitch-space.ts';
+import { type Role, roleOf, zoneFrames } from './roles.ts';
 import { assignTeams, sampleJerseyColours, storedJerseyColours, type TeamLabel } from './team-colours.ts';
 
 /** Parameters of {@link runAnalyze}. */
@@ -68,8 +69,11 @@ export interface AnalyzeCollected {
  */
 export interface PlayerSummary {
   trackId: number;
+  /** The detector's class (the most frames'). */
   class: string;
   team: TeamLabel;
+  /** From the team, the class and, in pitch metres, where the person stood (`roles.ts`). */
+  role: Role;
   /** Whether the track is on the pitch (half its foot points or more); null without a calibration. */
   onPitch: boolean | null;
   frames: number;
@@ -254,12 +258,17 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
         heatmapFor((id) => teams.teams.get(id) === team),
       );
     }
+    const zones = new Map(
+      people.map((t) => [t.id, calibrated ? zoneFrames(kinematics.get(t.id)!.positions, space.bounds) : null]),
+    );
     const players: PlayerSummary[] = people.map((t) => {
       const k = kinematics.get(t.id)!;
+      const team = teams.teams.get(t.id) ?? 'other';
       return {
         trackId: t.id,
         class: t.class,
-        team: teams.teams.get(t.id) ?? 'other',
+        team,
+        role: roleOf(team, t.class, zones.get(t.id) ?? null),
         onPitch: onPitch.get(t.id) ?? null,
         frames: t.frames.length,
         durationSeconds: round(k.durationSeconds),

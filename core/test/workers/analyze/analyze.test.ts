@@ -16,6 +16,7 @@ import {
   teamBalance,
   trackKinematics,
   tracksCarryColours,
+  zoneFrames,
 } from '../../../src/workers/analyze/index.ts';
 import { TORSO_MEAN_RGB } from '../../../src/workers/detect/index.ts';
 import { pitchRegionOf } from '../../../src/workers/track/pitch-region.ts';
@@ -352,6 +353,65 @@ describe('runAnalyze', () => {
     const older = { ...tracks, detections: { ...tracks.detections, torsoColour: undefined } };
     const without = await runAnalyze({ tracks: older, venue: venue(), outputDir: join(dir, 'analytics-older') });
     expect(without.warnings.map((w) => w.code)).toContain('no_colours');
+  });
+
+  it('names the roles: a team shirt outfield, a shirt of neither team by where it stood, else by its class', async () => {
+    // 10 px per metre: the left penalty area is u ≤ 195 (x ≤ −33 m with the 3 m margin), v 108–572; the near
+    // touchline band v ≥ 655 (y ≥ 31.5 m).
+    const red: [number, number, number] = [200, 30, 30];
+    const blue: [number, number, number] = [30, 40, 190];
+    const coloured = (
+      id: number,
+      cls: 'player' | 'referee',
+      rgb: [number, number, number],
+      at: (f: number) => [number, number],
+    ) => {
+      const track = movingTrack(id, cls, 50, at);
+      for (const f of track.frames) f.torso = rgb;
+      return track;
+    };
+    const tracks = tracksFile(
+      [
+        ...[300, 400, 500].map((x, i) => coloured(i + 1, 'player', red, (f) => [x + f, 300])),
+        ...[600, 700, 800].map((x, i) => coloured(i + 4, 'player', blue, (f) => [x - f, 400])),
+        coloured(7, 'player', [40, 200, 60], (f) => [60 + (f % 10), 340]), // green, in the left penalty area
+        coloured(8, 'player', [230, 230, 30], (f) => [300 + 4 * f, 665]), // yellow, along the near touchline
+        coloured(9, 'referee', [20, 20, 20], (f) => [520, 200 + f]), // black, in midfield
+        coloured(10, 'player', [240, 120, 200], (f) => [450, 250 + f]), // pink, in midfield
+      ],
+      50,
+      25,
+      1050,
+      680,
+    );
+    tracks.detections = { ...tracks.detections, torsoColour: TORSO_MEAN_RGB };
+    const summary = await runAnalyze({ tracks, venue: venue(), outputDir: join(dir, 'analytics-roles') });
+    const roleOf = (id: number) => summary.players.find((p) => p.trackId === id)?.role;
+    expect([1, 2, 3, 4, 5, 6].map(roleOf)).toEqual(new Array(6).fill('outfield'));
+    expect([7, 8, 9, 10].map(roleOf)).toEqual(['goalkeeper', 'assistant_referee', 'referee', 'unknown']);
+    // In image pixels there is no "where": the class alone.
+    const pixels = await runAnalyze({ tracks, outputDir: join(dir, 'analytics-roles-px') });
+    expect([7, 8, 9].map((id) => pixels.players.find((p) => p.trackId === id)?.role)).toEqual([
+      'unknown',
+      'unknown',
+      'referee',
+    ]);
+    expect(
+      zoneFrames(
+        [
+          { x: -40, y: 0 },
+          { x: 40, y: 21 },
+          { x: 35, y: 0 }, // 1.5 m in front of the area: where a goalkeeper stands while his team attacks
+          { x: 30, y: 0 },
+          { x: 0, y: -33 },
+        ],
+        [-52.5, -34, 52.5, 34],
+      ),
+    ).toEqual({
+      frames: 5,
+      penaltyArea: 3,
+      touchline: 1,
+    });
   });
 
   it('works in image pixels without a calibration and refuses no tracks', async () => {

@@ -5,10 +5,13 @@ import type { ArtifactRef } from '@polyvision/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStageHandler } from '../../../src/workers/analyze/handler.ts';
 import {
+  type AnalyzeCollected,
+  accumulateMatchAnalytics,
   type MatchAnalyticsCarry,
   type MatchAnalyticsSummary,
   matchTeams,
   type PlayerSummary,
+  writeMatchAnalytics,
 } from '../../../src/workers/analyze/index.ts';
 import { LocalArtifactIo, TORSO_MEAN_RGB } from '../../../src/workers/detect/index.ts';
 import { makeClip } from '../support/media.ts';
@@ -172,6 +175,7 @@ describe('match teams', () => {
     trackId,
     class: 'player',
     team,
+    role: 'outfield',
     onPitch: null,
     frames,
     durationSeconds: frames / 10,
@@ -202,5 +206,46 @@ describe('match teams', () => {
     const old = matchTeams(carry(undefined), players);
     expect(old.A.playersPerFrame).toBeUndefined();
     expect(old.balanced).toBeUndefined();
+  });
+
+  it("names a shirt of neither team by where it stood over the match's segments", async () => {
+    // Pitch metres, 105 × 68: one segment in the left penalty area, then a shorter one outside it.
+    const space = {
+      kind: 'pitch' as const,
+      unit: 'm' as const,
+      bounds: [-52.5, -34, 52.5, 34] as [number, number, number, number],
+      fromImage: (u: number, v: number): [number, number] => [u, v],
+    };
+    const segment = (frames: number, x: number) => {
+      const positions = Array.from({ length: frames }, (_, f) => ({ frame: f, x, y: 0 }));
+      const summary = {
+        unit: 'm',
+        venueId: 'v',
+        bounds: space.bounds,
+        durationSeconds: frames / 10,
+        players: [{ ...player(7, 'A', frames), team: 'other', class: 'player', onPitch: true }],
+      } as unknown as AnalyzeCollected['summary'];
+      return {
+        samples: new Map(),
+        positions: new Map([[7, positions]]),
+        onPitch: new Map([[7, true]]),
+        space,
+        fps: 10,
+        cellSize: 1,
+        summary,
+      } satisfies AnalyzeCollected;
+    };
+    const first = accumulateMatchAnalytics(null, segment(30, -45));
+    expect(first.carry.players[0]?.zones).toEqual({ frames: 30, penaltyArea: 30, touchline: 0 });
+    const second = accumulateMatchAnalytics(first.carry, segment(10, 0));
+    expect(second.carry.players[0]?.zones).toEqual({ frames: 40, penaltyArea: 30, touchline: 0 });
+    const dir = await mkdtemp(join(tmpdir(), 'pv-roles-'));
+    try {
+      const summary = await writeMatchAnalytics(dir, second.carry, second.teams, space, { segments: 2, final: true });
+      // 30 of 40 positions in the penalty area: ≥ 60 %, a goalkeeper (a segment alone in midfield would not say so).
+      expect(summary.players[0]?.role).toBe('goalkeeper');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
