@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +55,19 @@ describe('pnpm demo detector options', () => {
       'off',
     ]);
     expect(() => parseDemoArgs(['--camera-motion', 'maybe'], repoRoot, repoRoot, {})).toThrow(/--camera-motion maybe/);
+  });
+
+  it('reads the pitch points before calibrating: a file it cannot use fails at once', async () => {
+    const points = join(dir, 'few-points.json');
+    await writeFile(points, JSON.stringify({ points: [] }));
+    // The "cameras" are not videos: calibrating first would fail on them instead.
+    const notVideo = join(repoRoot, 'package.json');
+    await expect(
+      stitchPanorama({ cameraPaths: [notVideo, notVideo], calibrationPath: null, pitchPointsPath: points }, dir),
+    ).rejects.toMatchObject({
+      code: 'pitch_points_invalid',
+      message: expect.stringMatching(/at least 4 pitch points/),
+    });
   });
 
   it('takes --pitch-points only for a stitched rig, and only a file that exists', () => {

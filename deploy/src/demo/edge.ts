@@ -115,6 +115,8 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
     };
   }
   let selfCalibration: EdgePanorama['selfCalibration'] = null;
+  // Read before calibrating: a file that cannot be used fails at once, not after the calibration.
+  const pitchPoints = input.pitchPointsPath ? await readPitchPoints(input.pitchPointsPath) : null;
   if (!input.calibrationPath && input.cameraPaths.length !== 2) {
     throw new PolyvisionError(
       'demo_calibration_mismatch',
@@ -141,8 +143,8 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
   }
   let venue = selfCalibration ? selfCalibration.venue : await readCalibration(input.calibrationPath as string);
   let pitchRegistration: PitchRegistration | null = null;
-  if (input.pitchPointsPath) {
-    const registered = registerPitch(venue, await readPitchPoints(input.pitchPointsPath));
+  if (pitchPoints) {
+    const registered = registerPitch(venue, pitchPoints);
     venue = registered.venue;
     pitchRegistration = registered.registration;
     if (selfCalibration) {
