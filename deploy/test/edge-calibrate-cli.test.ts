@@ -73,7 +73,7 @@ describe('polyvision edge calibrate', () => {
     expect(existsSync(`${out}.partial`)).toBe(false);
   }, 120_000);
 
-  it('exits 2 on a pitch-points file it cannot use, before calibrating, and writes no venue file', async () => {
+  it('exits 2 on a pitch-points file or a preview name it cannot use, before calibrating, and writes no venue file', async () => {
     const points = join(dir, 'points.json');
     await writeFile(points, JSON.stringify({ points: [{ camera: 'a', image_px: [1, 2], pitch_m: [0, 0] }] }));
     const out = join(dir, 'venue-points.json');
@@ -81,5 +81,8 @@ describe('polyvision edge calibrate', () => {
     expect(code).toBe(2);
     expect(stderr).toMatch(/\[pitch_points_invalid\] .*points\.json: points: at least 4 pitch points/);
     expect(existsSync(out)).toBe(false);
+    const gif = await run(['--cameras', 'a.mp4,b.mp4', '--out', out, '--preview', join(dir, 'still.gif')]);
+    expect(gif.code).toBe(2);
+    expect(gif.stderr).toMatch(/--preview .*still\.gif: expected a \.png or a \.jpg/);
   }, 60_000);
 });

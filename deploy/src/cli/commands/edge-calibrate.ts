@@ -4,7 +4,7 @@
  */
 import { rename, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { readPitchPoints, registerPitch, selfCalibrate } from '@polyvision/edge';
+import { readPitchPoints, registerPitch, selfCalibrate, writePitchPreview } from '@polyvision/edge';
 import { type PolyvisionError, ValidationError } from '@polyvision/shared';
 import { parseCommandLine } from '../command-kit.ts';
 
@@ -26,6 +26,8 @@ Options:
                        {camera, image_px, pitch_m}, optional pitch size): registers
                        the panorama to the pitch, so the analytics are in metres
                        (how to read them: edge/README.md, "Reading pitch points")
+  --preview FILE       a still of the panorama (.png or .jpg) with the pitch markings
+                       drawn where the calibration puts them: check them by eye
   --json               print the quality as JSON instead of a summary
   -h, --help           this help
 
@@ -44,6 +46,7 @@ export async function runCalibrate(argv: string[]): Promise<number> {
         'venue-id': { type: 'string' },
         'max-width': { type: 'string' },
         'pitch-points': { type: 'string' },
+        preview: { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -61,6 +64,10 @@ export async function runCalibrate(argv: string[]): Promise<number> {
     process.stderr.write(`edge calibrate: --max-width ${values['max-width']}: expected an integer ≥ 64\n`);
     return 2;
   }
+  if (values.preview && !/\.(png|jpe?g)$/i.test(values.preview)) {
+    process.stderr.write(`edge calibrate: --preview ${values.preview}: expected a .png or a .jpg file\n`);
+    return 2;
+  }
   try {
     const pitchPoints = values['pitch-points'] ? await readPitchPoints(values['pitch-points']) : null;
     const result = await selfCalibrate(cameras, {
@@ -74,6 +81,7 @@ export async function runCalibrate(argv: string[]): Promise<number> {
     const tmp = `${values.out}.partial`;
     await writeFile(tmp, `${JSON.stringify(venue, null, 2)}\n`);
     await rename(tmp, values.out);
+    if (values.preview) await writePitchPreview(venue, cameras, values.preview);
     const q = venue.quality;
     if (values.json) {
       process.stdout.write(`${JSON.stringify({ out: values.out, quality: q, lenses: result.lenses }, null, 2)}\n`);
@@ -81,7 +89,7 @@ export async function runCalibrate(argv: string[]): Promise<number> {
       const p = venue.panorama;
       process.stdout.write(
         [
-          `wrote ${values.out}: panorama ${p.width_px}×${p.height_px}`,
+          `wrote ${values.out}: panorama ${p.width_px}×${p.height_px}${values.preview ? `; the still with the pitch markings: ${values.preview}` : ''}`,
           ...(result.crop
             ? [
                 `  cropped from ${result.crop.before.widthPx}×${result.crop.before.heightPx} to what the cameras see: unseen ${(100 * result.crop.unseenFractionBefore).toFixed(1)} % → ${(100 * result.crop.unseenFraction).toFixed(2)} %, pitch lines kept ${(100 * result.crop.pitchKeptFraction).toFixed(1)} %`,
