@@ -1,11 +1,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../test/support/index.ts';
 import { spawnDaemon } from '../src/services/daemon.ts';
 import { type ManagedSpec, stopManaged, upManaged } from '../src/services/managed.ts';
-import { isPortOpen } from '../src/services/port.ts';
 
 /**
  * A daemon that cannot bind its port for its first `failures` starts, saying so the way Redis,
@@ -18,7 +18,7 @@ const [counter, port, failures, message] = process.argv.slice(1);
 const n = Number(fs.existsSync(counter) ? fs.readFileSync(counter, 'utf8') : 0);
 fs.writeFileSync(counter, String(n + 1));
 if (n < Number(failures)) { console.error(message.replace('PORT', port)); process.exit(1); }
-require('node:net').createServer((s) => s.end('pong')).listen(Number(port), '127.0.0.1');
+require('node:net').createServer((s) => s.end(counter)).listen(Number(port), '127.0.0.1');
 `;
 
 let dir: string;
@@ -29,6 +29,28 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/**
+ * Whether our daemon answers on `port`: it replies with its counter file's path, so a program that
+ * took the port meanwhile (another test's) does not pass for it.
+ */
+function answers(port: number, token: string, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let reply = '';
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.on('data', (chunk: Buffer) => {
+      reply += chunk.toString();
+    });
+    socket.once('end', () => done(reply === token));
+    socket.once('error', () => done(false));
+  });
+}
+
 async function spec(name: string, failures: number, message: string): Promise<ManagedSpec & { lines: string[] }> {
   const port = await freePort();
   const lines: string[] = [];
@@ -38,7 +60,11 @@ async function spec(name: string, failures: number, message: string): Promise<Ma
     ...files,
     port,
     portVariable: 'TEST_PORT',
-    ping: async () => ({ answering: await isPortOpen(port, 500), roundTripMs: 0, detail: 'tcp' }),
+    ping: async (timeoutMs) => ({
+      answering: await answers(port, join(dir, `${name}.count`), timeoutMs),
+      roundTripMs: 0,
+      detail: 'tcp',
+    }),
     start: () =>
       spawnDaemon({
         command: process.execPath,
@@ -62,7 +88,8 @@ describe('upManaged and a port held in TIME_WAIT', () => {
       expect(await upManaged(s)).toBe('started');
       expect(await starts('held')).toBe(3);
       expect(s.lines.filter((l) => l.includes('cannot be bound yet'))).toHaveLength(2);
-      expect(await isPortOpen(s.port)).toBe(true);
+      // The started daemon answers: a whole round trip, with a timeout generous for a loaded host.
+      expect(await answers(s.port, join(dir, 'held.count'), 15_000)).toBe(true);
     } finally {
       await stopManaged(s);
     }
