@@ -13,6 +13,7 @@ import {
   mat3MulVec,
   mat3Rows,
   normalizeHomography,
+  seamPart,
   ValidationError,
   type VenueCalibration,
   type VenueCamera,
@@ -149,8 +150,11 @@ export function registerPitch(
         `${name}: panorama pixel (${x.toFixed(1)}, ${y.toFixed(1)}) is outside the ${venue.panorama.width_px}×${venue.panorama.height_px} panorama`,
       );
     }
-    const side = () => (x < (seam?.[Math.min(seam.length - 1, Math.round(y))] ?? Number.POSITIVE_INFINITY) ? 0 : 1);
-    const part = !seam ? 0 : 'camera' in p ? sideOf(venue.cameras.findIndex((c) => c.id === p.camera)) : side();
+    const part = !seam
+      ? 0
+      : 'camera' in p
+        ? sideOf(venue.cameras.findIndex((c) => c.id === p.camera))
+        : seamPart(seam, x, y);
     return { name, panorama: at, pitch: p.pitch_m, part };
   });
   const fits = (seam ? [0, 1] : [0]).map((part) => {

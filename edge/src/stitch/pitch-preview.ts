@@ -2,11 +2,14 @@
  * A still of a venue's panorama with the pitch markings drawn where its calibration puts them: the
  * installer's check, by looking, that the pitch registration lies on the painted lines.
  */
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
+import type { Readable } from 'node:stream';
 import {
+  PolyvisionError,
   pitchMappingOf,
+  readFrames,
   resolveFfmpegPath,
   spawnChild,
   ValidationError,
@@ -107,7 +110,8 @@ export function drawPitchLines(
  * time offsets (stream copy), so this takes seconds.
  *
  * @throws ValidationError `preview_format` for another extension; the stitcher's errors
- *   (`stitch_failed` with ffmpeg's last line for a camera that is not a video).
+ *   (`stitch_failed` with ffmpeg's last line for a camera that is not a video); PolyvisionError
+ *   `preview_failed` when the stitched panorama has no frame, `child_failed` from ffmpeg.
  */
 export async function writePitchPreview(
   venue: VenueCalibration,
@@ -136,30 +140,23 @@ export async function writePitchPreview(
     const stitcher = await createStitcher(venue, { workDir: join(work, 'maps'), preset: 'ultrafast' });
     const panorama = join(work, 'panorama.mp4');
     await stitcher.stitch(cuts, panorama, signal);
-    const raw = join(work, 'frame.rgb');
-    const toRaw = [
-      '-nostdin',
-      '-v',
-      'error',
-      '-i',
-      panorama,
-      '-frames:v',
-      '1',
-      '-f',
-      'rawvideo',
-      '-pix_fmt',
-      'rgb24',
-      '-y',
-      raw,
-    ];
-    await spawnChild(ffmpeg, toRaw, { stdout: 'ignore', signal }).done;
-    const rgb = await readFile(raw);
+    // The first frame through a pipe, drawn on, and back through a pipe into the image encoder.
+    const { width_px: width, height_px: height } = venue.panorama;
+    const toRaw = ['-nostdin', '-v', 'error', '-i', panorama, '-frames:v', '1'];
+    const decode = spawnChild(ffmpeg, [...toRaw, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { signal });
+    decode.done.catch(() => {});
+    let rgb: Buffer | undefined;
+    for await (const frame of readFrames(decode.stdout as Readable, width * height * 3)) rgb ??= frame;
+    await decode.done;
+    if (!rgb) throw new PolyvisionError('preview_failed', `the stitched panorama ${panorama} has no frame`);
     drawPitchLines(rgb, venue, pitchMarkings(venue.pitch));
-    await writeFile(raw, rgb);
-    const size = `${venue.panorama.width_px}x${venue.panorama.height_px}`;
-    const toImage = ['-nostdin', '-v', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', size, '-i', raw];
-    const encode = ['-frames:v', '1', '-c:v', codec, '-q:v', '3', '-f', 'image2', '-y', partial];
-    await spawnChild(ffmpeg, [...toImage, ...encode], { stdout: 'ignore', signal }).done;
+    const fromRaw = ['-nostdin', '-v', 'error', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`];
+    const encodeArgs = ['-i', 'pipe:0', '-frames:v', '1', '-c:v', codec, '-q:v', '3', '-f', 'image2', '-y', partial];
+    const encode = spawnChild(ffmpeg, [...fromRaw, ...encodeArgs], { stdin: 'pipe', stdout: 'ignore', signal });
+    encode.done.catch(() => {});
+    await encode.write(rgb);
+    await encode.end();
+    await encode.done;
     await rename(partial, outputPath);
   } finally {
     await rm(partial, { force: true });

@@ -47,6 +47,14 @@ export function isPitchRegistered(venue: VenueCalibration): boolean {
 }
 
 /**
+ * Which part of a two-camera panorama a pixel is in: 0 left of the seam (`seam_x_px`, one column
+ * per row; rows outside clamped), 1 on it or right of it. The one rule for `pitch_parts`.
+ */
+export function seamPart(seamXPx: readonly number[], u: number, v: number): 0 | 1 {
+  return u < (seamXPx[Math.min(seamXPx.length - 1, Math.max(0, Math.round(v)))] as number) ? 0 : 1;
+}
+
+/**
  * The pitch mapping of a venue calibration (shared/src/contracts/venue-calibration.ts): through
  * `panorama.pitch_to_panorama` / `panorama_to_pitch`, or, where the venue has `pitch_parts` (a
  * self-calibrated two-camera rig registered by pitch points), through the part for the pixel's
@@ -64,14 +72,13 @@ export function pitchMappingOf(venue: VenueCalibration): PitchMapping {
     return { toPitch: (u, v) => apply(one.from, u, v), toPanorama: (x, y) => apply(one.to, x, y) };
   }
   const [left, right] = parts as [{ to: Sided; from: Sided }, { to: Sided; from: Sided }];
-  const seamAt = (v: number) => seam[Math.min(seam.length - 1, Math.max(0, Math.round(v)))] as number;
   return {
-    toPitch: (u, v) => apply(u < seamAt(v) ? left.from : right.from, u, v),
+    toPitch: (u, v) => apply(seamPart(seam, u, v) === 0 ? left.from : right.from, u, v),
     toPanorama: (x, y) => {
       const a = apply(left.to, x, y);
-      if (a && a[0] < seamAt(a[1])) return a;
+      if (a && seamPart(seam, a[0], a[1]) === 0) return a;
       const b = apply(right.to, x, y);
-      if (b && b[0] >= seamAt(b[1])) return b;
+      if (b && seamPart(seam, b[0], b[1]) === 1) return b;
       return a ?? b;
     },
   };
