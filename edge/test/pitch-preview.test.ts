@@ -34,7 +34,7 @@ describe('the pitch preview: a still with the markings where the calibration put
     const painted = drawPitchLines(rgb, clip.venue, pitchMarkings(clip.venue.pitch), [255, 0, 255], 1);
     expect(painted).toBeGreaterThan(500);
     const at = (x: number, y: number) => {
-      const [u, v] = pitchMappingOf(clip.venue).toPanorama(x, y)!;
+      const [u, v] = pitchMappingOf(clip.venue)!.toPanorama(x, y)!;
       const i = 3 * (Math.round(v) * w + Math.round(u));
       return [rgb[i], rgb[i + 1], rgb[i + 2]];
     };
@@ -42,6 +42,9 @@ describe('the pitch preview: a still with the markings where the calibration put
     expect(at(0, 20)).toEqual([255, 0, 255]); // the halfway line
     expect(at(9.15, 0)).toEqual([255, 0, 255]); // the centre circle
     expect(at(-clip.venue.pitch.length_m / 2 + 16.5, 5)).toEqual([255, 0, 255]); // a penalty area's front
+    // A venue that does not know where the pitch is (self-calibrated, no pitch points) gets no markings.
+    const unregistered = { ...clip.venue, quality: { method: 'features' as const, pitch_registered: false } };
+    expect(drawPitchLines(Buffer.alloc(w * h * 3), unregistered, pitchMarkings(clip.venue.pitch))).toBe(0);
   });
 
   it('writes the stitched first frame with the markings, as a whole file', async () => {
@@ -50,7 +53,7 @@ describe('the pitch preview: a still with the markings where the calibration put
     const rgb = await rgbOf(out);
     const { width_px: w, height_px: h } = clip.venue.panorama;
     expect(rgb.length).toBe(w * h * 3);
-    const [u, v] = pitchMappingOf(clip.venue).toPanorama(0, 20)!;
+    const [u, v] = pitchMappingOf(clip.venue)!.toPanorama(0, 20)!;
     const i = 3 * (Math.round(v) * w + Math.round(u));
     expect([rgb[i], rgb[i + 1], rgb[i + 2]]).toEqual([255, 0, 255]);
     // The picture is there too: most pixels are the stitched frame, not black and not magenta.

@@ -173,7 +173,7 @@ describe('registerPitch: the panorama to the pitch from pitch points seen by the
       expect(registration.parts).toBe(2);
       expect(registration.maxErrorM).toBeLessThan(1e-6);
       expect(venueCalibrationSchema.safeParse(venue).success).toBe(true);
-      const mapping = pitchMappingOf(venue);
+      const mapping = pitchMappingOf(venue)!;
       for (const [x, y] of [
         [-40, -20],
         [-30, 25],

@@ -78,7 +78,7 @@ describe.skipIf(missing !== undefined)('self-calibration of the tsukuba rig', ()
       true,
     );
     // Metres ↔ panorama pixels both ways, on either side of the seam and on it (the halfway line).
-    const mapping = pitchMappingOf(registered.venue);
+    const mapping = pitchMappingOf(registered.venue)!;
     for (const [x, y] of [
       [-40, -20],
       [0, -30],

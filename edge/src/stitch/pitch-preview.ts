@@ -62,6 +62,7 @@ export function pitchMarkings(pitch: { length_m: number; width_m: number }): Pit
 /**
  * Paints `lines` (metres) into an RGB24 image of the venue's panorama through its pitch mapping
  * (`pitchMappingOf`): each segment sampled every 5 cm, a square of `thicknessPx` per sample.
+ * Nothing for a venue without a measured pitch frame: it does not know where the markings are.
  *
  * @returns pixels painted.
  */
@@ -73,7 +74,9 @@ export function drawPitchLines(
   thicknessPx = 2,
 ): number {
   const { width_px: width, height_px: height } = venue.panorama;
-  const { toPanorama } = pitchMappingOf(venue);
+  const mapping = pitchMappingOf(venue);
+  if (!mapping) return 0;
+  const { toPanorama } = mapping;
   let painted = 0;
   const paint = (u: number, v: number) => {
     for (let dy = 0; dy < thicknessPx; dy++) {
@@ -106,7 +109,7 @@ export function drawPitchLines(
 /**
  * Stitches the first frame of `cameraPaths` (venue order) with the venue's stitcher and writes it to
  * `outputPath` (PNG or JPEG by its extension; a temporary name, then renamed: never half-written)
- * with the pitch markings drawn in magenta. The cameras are cut to their first second after their
+ * with the pitch markings drawn in magenta (none without a registered pitch). The cameras are cut to their first second after their
  * time offsets (stream copy), so this takes seconds.
  *
  * @throws ValidationError `preview_format` for another extension; the stitcher's errors

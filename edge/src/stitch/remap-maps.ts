@@ -206,8 +206,7 @@ export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptio
 
   let coveredAny = 0;
   for (let k = 0; k < n; k++) if (seen[k]) coveredAny++;
-  // A self-calibrated venue has no measured pitch frame: its panorama is checked as a whole instead.
-  const pitchCoverage = venue.quality?.pitch_registered === false ? 1 : pitchCoverageOf(venue, seen);
+  const pitchCoverage = pitchCoverageOf(venue, seen);
   for (const cam of cameras) {
     if (cam.coveredPixels === 0) {
       throw new ValidationError(
@@ -275,10 +274,16 @@ function seamWeights(
   }
 }
 
-/** Fraction of the panorama pixels showing the pitch (via the venue's pitch mapping, `pitchMappingOf`) that are marked in `seen`. */
+/**
+ * Fraction of the panorama pixels showing the pitch (via the venue's pitch mapping, `pitchMappingOf`)
+ * that are marked in `seen`; 1 for a venue without a measured pitch frame (a self-calibrated one:
+ * its panorama is checked as a whole instead).
+ */
 function pitchCoverageOf(venue: VenueCalibration, seen: Uint8Array): number {
   const { width_px: width, height_px: height } = venue.panorama;
-  const { toPitch } = pitchMappingOf(venue);
+  const mapping = pitchMappingOf(venue);
+  if (!mapping) return 1;
+  const { toPitch } = mapping;
   const halfL = venue.pitch.length_m / 2;
   const halfW = venue.pitch.width_m / 2;
   let pitch = 0;

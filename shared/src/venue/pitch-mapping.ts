@@ -61,9 +61,11 @@ export function seamPart(seamXPx: readonly number[], u: number, v: number): 0 | 
  * side of `seam_x_px` (`[0]` left of it). A pitch point goes to the panorama through the part whose
  * side of the seam its image lands on (the left part's where both or neither do).
  *
- * Only meaningful when {@link isPitchRegistered}.
+ * @returns null when the venue has no measured pitch frame ({@link isPitchRegistered}): its pitch
+ *   homographies only lay a rectangle over the panorama, so no reader may take them for the pitch.
  */
-export function pitchMappingOf(venue: VenueCalibration): PitchMapping {
+export function pitchMappingOf(venue: VenueCalibration): PitchMapping | null {
+  if (!isPitchRegistered(venue)) return null;
   const p = venue.panorama;
   const parts = p.pitch_parts && p.seam_x_px ? p.pitch_parts.map(sided) : [sided(p)];
   const seam = p.seam_x_px;

@@ -17,9 +17,11 @@ export interface PositionSpace {
  * through the venue's pitch mapping (`pitchMappingOf`: `panorama.panorama_to_pitch`, or per
  * camera's part of the panorama); bounds are the pitch `[−L/2, L/2] × [−W/2, W/2]`.
  *
+ * @returns null when the venue has no measured pitch frame (a self-calibrated rig without pitch
+ *   points: `pitchMappingOf`).
  * @throws PolyvisionError `calibration_invalid` when the panorama size differs from the video's.
  */
-export function pitchSpace(venue: VenueCalibration, videoWidth: number, videoHeight: number): PositionSpace {
+export function pitchSpace(venue: VenueCalibration, videoWidth: number, videoHeight: number): PositionSpace | null {
   if (venue.panorama.width_px !== videoWidth || venue.panorama.height_px !== videoHeight) {
     throw new PolyvisionError(
       'calibration_invalid',
@@ -27,6 +29,7 @@ export function pitchSpace(venue: VenueCalibration, videoWidth: number, videoHei
     );
   }
   const mapping = pitchMappingOf(venue);
+  if (!mapping) return null;
   const L = venue.pitch.length_m;
   const W = venue.pitch.width_m;
   return {

@@ -1,6 +1,6 @@
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isPitchRegistered, PolyvisionError, type VenueCalibration } from '@polyvision/shared';
+import { PolyvisionError, type VenueCalibration } from '@polyvision/shared';
 import { TORSO_MEAN_RGB } from '../detect/detections-format.ts';
 import { type MediaBinaries, probeVideo, readVideoFrames } from '../detect/frames/index.ts';
 import type { TracksFile } from '../track/tracks-format.ts';
@@ -138,9 +138,8 @@ export async function runAnalyze(params: RunAnalyzeParams): Promise<AnalyticsSum
       `no player, goalkeeper or referee track among ${tracks.tracks.length} tracks`,
     );
   }
-  // A self-calibrated venue without pitch points knows the panorama, not where the pitch is.
-  const pitchFrame = params.venue && isPitchRegistered(params.venue) ? params.venue : undefined;
-  const space = pitchFrame ? pitchSpace(pitchFrame, width, height) : imageSpace(width, height);
+  // A self-calibrated venue without pitch points knows the panorama, not where the pitch is: pixels.
+  const space = (params.venue && pitchSpace(params.venue, width, height)) || imageSpace(width, height);
   const exists = await stat(params.outputDir).then(
     () => true,
     () => false,

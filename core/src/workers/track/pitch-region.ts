@@ -1,4 +1,4 @@
-import { isPitchRegistered, pitchMappingOf, type VenueCalibration } from '@polyvision/shared';
+import { pitchMappingOf, type VenueCalibration } from '@polyvision/shared';
 
 /** Whether an image point (px) lies on the pitch. */
 export type PitchRegion = (x: number, y: number) => boolean;
@@ -11,7 +11,7 @@ export type PitchRegion = (x: number, y: number) => boolean;
  *
  * @returns null when the calibration describes another image size than the detections' (the
  *   region would be wrong; the caller says so and goes on without it), or has no pitch frame
- *   (`isPitchRegistered`: a self-calibrated rig without pitch points).
+ *   (`pitchMappingOf` null: a self-calibrated rig without pitch points).
  */
 export function pitchRegionOf(
   venue: VenueCalibration,
@@ -20,8 +20,8 @@ export function pitchRegionOf(
   marginM = 2,
 ): PitchRegion | null {
   if (venue.panorama.width_px !== widthPx || venue.panorama.height_px !== heightPx) return null;
-  if (!isPitchRegistered(venue)) return null;
   const mapping = pitchMappingOf(venue);
+  if (!mapping) return null;
   const halfL = venue.pitch.length_m / 2 + marginM;
   const halfW = venue.pitch.width_m / 2 + marginM;
   return (x, y) => {

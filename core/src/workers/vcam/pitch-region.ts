@@ -1,4 +1,4 @@
-import { isPitchRegistered, pitchMappingOf, type VenueCalibration } from '@polyvision/shared';
+import { pitchMappingOf, type VenueCalibration } from '@polyvision/shared';
 
 /** A closed polygon in panorama pixels, vertices `[x, y]` in order. */
 export type Polygon = readonly (readonly [number, number])[];
@@ -32,11 +32,11 @@ export function pointInPolygon(polygon: Polygon, x: number, y: number): boolean 
  * the polygon valid when a corner maps behind the camera, which is then dropped).
  *
  * @returns null when fewer than 3 outline points map into the image plane, or when the venue has no
- *   pitch frame (`isPitchRegistered`: a self-calibrated rig without pitch points; the grass decides then).
+ *   pitch frame (`pitchMappingOf` null: a self-calibrated rig without pitch points; the grass decides then).
  */
 export function pitchRegionFromCalibration(venue: VenueCalibration, marginM = 2): PitchRegion | null {
-  if (!isPitchRegistered(venue)) return null;
   const mapping = pitchMappingOf(venue);
+  if (!mapping) return null;
   const L = venue.pitch.length_m / 2 + marginM;
   const W = venue.pitch.width_m / 2 + marginM;
   const corners: [number, number][] = [

@@ -41,7 +41,7 @@ const metricSpace: PositionSpace = {
   kind: 'pitch',
   unit: 'm',
   bounds: [-52.5, -34, 52.5, 34],
-  fromImage: (u, v) => pitchMappingOf(venue()).toPitch(u, v),
+  fromImage: (u, v) => pitchMappingOf(venue())!.toPitch(u, v),
 };
 
 function venue(): VenueCalibration {
@@ -90,7 +90,7 @@ function venue(): VenueCalibration {
 
 describe('homography and kinematics', () => {
   it('maps pixels to metres and refuses points behind the camera', () => {
-    const { toPitch } = pitchMappingOf(venue());
+    const { toPitch } = pitchMappingOf(venue())!;
     expect(toPitch(525, 340)).toEqual([0, 0]);
     expect(toPitch(1050, 680)).toEqual([52.5, 34]);
     // A camera looking down the pitch: pixels above its horizon (v > 10 here) map behind it.
@@ -105,8 +105,8 @@ describe('homography and kinematics', () => {
       [0, 1, 0],
       [0, 0.1, 0.1],
     ];
-    expect(pitchMappingOf(tilted).toPitch(0, 5)).toEqual([0, 1]);
-    expect(pitchMappingOf(tilted).toPitch(0, 20)).toBeNull();
+    expect(pitchMappingOf(tilted)!.toPitch(0, 5)).toEqual([0, 1]);
+    expect(pitchMappingOf(tilted)!.toPitch(0, 20)).toBeNull();
   });
 
   it('measures distance, top speed and sprints of a run', () => {
