@@ -1,17 +1,16 @@
-"""The default detector's inference on a CUDA GPU, measured through PyTorch and JAX.
+"""The default detector's inference on a CUDA GPU.
 
-Why a proxy: the product's GPU path is onnxruntime's CUDA execution provider
-(`DETECT_EXECUTION_PROVIDER=cuda`, core/src/workers/detect/model/open-session.ts). Its
-provider library (hundreds of MB) cannot travel to the GPU machine this project is lent
-(64 MiB per call, no registry there), so this runs the same ONNX file with the runtimes
-that machine has:
-  - PyTorch + onnx2torch: the shipped graph converted op for op (in-graph decoding too),
-    batch 1 as the graph and the detect stage have it; fp32 (cuDNN, TF32 allowed, PyTorch's
-    default) and fp16;
-  - JAX/XLA: the training code's forward (train/model.py) with the file's weights, the
-    trunk and head only (decoding is a few element-wise ops), batch 1..32: what batched
-    inference would buy.
-Both are checked against onnxruntime on the CPU on a real validation frame letterboxed to
+The product's GPU path is onnxruntime's CUDA execution provider (`DETECT_EXECUTION_PROVIDER=cuda`,
+core/src/workers/detect/model/open-session.ts). This runs the shipped ONNX file:
+  - onnxruntime + CUDAExecutionProvider (the `onnxruntime-gpu` package, Python binding of the same
+    C++ engine as onnxruntime-node), when it is importable and the provider loads: `session.run` on
+    host arrays, as the stage calls it (the upload and read-back included), batch 1;
+  - PyTorch + onnx2torch: the shipped graph converted op for op (in-graph decoding too), batch 1 as
+    the graph and the detect stage have it; fp32 (cuDNN, TF32 allowed, PyTorch's default) and fp16;
+  - JAX/XLA: the training code's forward (train/model.py) with the file's weights, the trunk and
+    head only (decoding is a few element-wise ops), batch 1..32: what batched inference would buy;
+  - onnxruntime on the CPU of the same machine, as the baseline.
+Every GPU runtime is checked against onnxruntime on the CPU on a real validation frame letterboxed to
 the nominal input (max |score difference|, boxes at the card's `high` threshold).
 
 Input sizes: 1280x720 is one 1920x1080 (or 3072x1728) camera at the shipped 1x1 tiling;
@@ -22,11 +21,13 @@ repeated `repeats` times; the median per call is reported (ms). "with copies" ad
 float32 host->device upload of the letterboxed tensor and the device->host read of the
 [1, 8, N] output per call (what the stage does per tile).
 
-Usage (on a machine with an NVIDIA GPU and CUDA builds of PyTorch and JAX, onnx, onnxruntime, pillow, and
-onnx2torch 1.5.15 from PyPI, installed with `pip install --no-deps`):
-    python bench/detect/gpu_proxy.py --frame FRAME.jpg --out RESULT.json
+Usage (on a machine with an NVIDIA GPU and CUDA builds of PyTorch and JAX, onnx, pillow, onnxruntime-gpu
+1.30 (CUDA 13; it finds cuDNN and cuBLAS through PyTorch's, imported first) and onnx2torch 1.5.15, the last two
+from PyPI with `pip install --no-deps`):
+    python bench/detect/gpu.py --frame FRAME.jpg --out RESULT.json
 FRAME.jpg: any real frame, e.g. ../shared/datasets/football-players-detection/images/54745b_7_9_*.jpg
-(bench/results/detect-gpu-proxy.json was made with that one).
+(bench/results/detect-gpu.json was made with that one). A runtime that is missing or fails is
+reported as such in RESULT.json's `checks`; the others are still measured.
 Writes RESULT.json; prints one line per measurement.
 """
 from __future__ import annotations
@@ -189,6 +190,29 @@ def bench_jax(frame: np.ndarray, ref: np.ndarray, shapes, args) -> tuple[list, d
     return rows, check
 
 
+def bench_ort_cuda(frame: np.ndarray, ref: np.ndarray, shapes, args) -> tuple[list, dict]:
+    import onnxruntime as ort
+
+    if hasattr(ort, "preload_dlls"):
+        ort.preload_dlls()  # the CUDA and cuDNN libraries of the nvidia-* packages beside it, if any
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        raise RuntimeError(f"onnxruntime {ort.__version__} has no CUDA provider ({ort.get_available_providers()})")
+    sess = ort.InferenceSession(str(MODEL), providers=["CUDAExecutionProvider"])
+    if sess.get_providers()[0] != "CUDAExecutionProvider":
+        raise RuntimeError(f"the session fell back to {sess.get_providers()}")
+    check = compare("onnxruntime-cuda", sess.run(None, {"images": frame})[0], ref)
+    rows = []
+    for h, w in shapes:
+        x = np.random.default_rng(0).random((1, 3, h, w), dtype=np.float32)
+        ms = timed(lambda: sess.run(None, {"images": x}), lambda: None, args.warmup, args.iters, args.repeats)
+        row = {"runtime": "onnxruntime-cuda", "version": ort.__version__, "precision": "fp32", "batch": 1,
+               "height": h, "width": w, "ms_per_call_with_copies": round(ms, 3),
+               "frames_per_s_with_copies": round(1000 / ms, 1)}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows, check
+
+
 def bench_ort_cpu(shapes, args) -> list:
     import onnxruntime as ort
 
@@ -214,6 +238,10 @@ def main() -> None:
     ap.add_argument("--batches", type=lambda s: [int(v) for v in s.split(",")], default=[1, 3, 8, 32])
     args = ap.parse_args()
     shapes = [(720, 1280), (480, 1280)]
+    try:
+        import torch  # noqa: F401 - loads the CUDA runtime, cuBLAS and cuDNN that onnxruntime-gpu links to
+    except ImportError:
+        pass
     frame = letterbox(args.frame, 1280, 720)
     ref = reference(frame)
     result: dict = {"model": str(MODEL.relative_to(REPO)), "host": platform.node(), "gpu": gpu_facts(),
@@ -227,7 +255,8 @@ def main() -> None:
     def save() -> None:
         args.out.write_text(json.dumps(result, indent=2))
 
-    for name, run in (("torch", lambda: bench_torch(frame, ref, shapes, args)),
+    for name, run in (("onnxruntime-cuda", lambda: bench_ort_cuda(frame, ref, shapes, args)),
+                      ("torch", lambda: bench_torch(frame, ref, shapes, args)),
                       ("jax", lambda: bench_jax(frame, ref, shapes, args))):
         try:
             rows, check = run()
