@@ -94,6 +94,38 @@ describe('polyvision eval detections', () => {
     expect(row('ball').ap).toBe(0);
   });
 
+  it('--ignore leaves out the truth and the detections centred in a region of every frame', async () => {
+    // 1000×500 image: a player [450,200,550,300] and a ball [245,120,255,130] labelled; a false referee at
+    // [10,10,40,80] (a logo, say). The region [0,0,300,150] holds the ball's truth and the false referee.
+    const labels = join(dir, 'labels-ignore');
+    await mkdir(labels);
+    await writeFile(join(labels, 'a.txt'), '2 0.5 0.5 0.1 0.2\n0 0.25 0.25 0.01 0.02\n');
+    const pred = join(dir, 'pred-ignore.jsonl');
+    const frame = {
+      frame: 0,
+      sourceFrame: 0,
+      tMs: 0,
+      detections: [
+        { class: 'player', score: 0.9, box: [450, 200, 550, 300] },
+        { class: 'referee', score: 0.5, box: [10, 10, 40, 80] },
+        { class: 'ball', score: 0.8, box: [600, 400, 610, 410] },
+      ],
+    };
+    await writeFile(pred, [header(1000, 500), frame].map((l) => JSON.stringify(l)).join('\n'));
+    const row = (result: { rows: { class: string }[] }, c: string) => result.rows.find((r) => r.class === c);
+    const whole = await evalCli('detections', '--gt', labels, '--pred', pred);
+    expect(row(whole, 'people')).toMatchObject({ truePositives: 1, falsePositives: 1, precision: 0.5 });
+    expect(row(whole, 'ball')).toMatchObject({ falsePositives: 1, falseNegatives: 1, groundTruthBoxes: 1 });
+    const ignoring = await evalCli('detections', '--gt', labels, '--pred', pred, '--ignore', '0,0,300,150');
+    expect(ignoring.ignoreRegions).toEqual([[0, 0, 300, 150]]);
+    expect(row(ignoring, 'people')).toMatchObject({ truePositives: 1, falsePositives: 0, precision: 1 });
+    // The ball's truth is in the region, the false ball outside: no truth left, one false alarm.
+    expect(row(ignoring, 'ball')).toMatchObject({ falsePositives: 1, falseNegatives: 0, groundTruthBoxes: 0 });
+    await expect(
+      run(process.execPath, [MAIN, 'eval', 'detections', '--gt', labels, '--pred', pred, '--ignore', '300,0,0,150']),
+    ).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--ignore 300,0,0,150') });
+  });
+
   it('AP50 integrates the precision envelope (VOC all-point)', async () => {
     // One frame, two players; detections by score: TP, FP, TP → p = 1, 0.5, 0.667; r = 0.5, 0.5, 1
     // AP = 0.5·1 + 0.5·0.667 = 0.8333.

@@ -16,6 +16,8 @@ export interface DetectionEvalRow extends DetectionQuality {
 export interface DetectionEval {
   iouThreshold: number;
   minScore: number;
+  /** Regions (x1, y1, x2, y2 in source pixels) left out: a box whose centre is inside counts neither way. */
+  ignoreRegions: readonly (readonly [number, number, number, number])[];
   /** Frames compared (analysed frames that have ground truth). */
   frames: number;
   rows: DetectionEvalRow[];
@@ -37,20 +39,34 @@ export function sourceFrameOf(frame: Pick<FrameDetections, 'sourceFrame' | 'tMs'
  * ≥ `minScore`) and AP (all detections) per class and for `people`
  * (player + goalkeeper + referee as one class), over the analysed frames that
  * have ground truth. A class only in the predictions gets a row too (all its
- * boxes false positives).
+ * boxes false positives). `ignoreRegions` (source pixels, the same in every
+ * frame: a broadcaster's logo, a score overlay) drop the truth and the
+ * detections whose box centre lies inside, as MOTChallenge's ignore regions do.
  */
 export function evaluateDetections(
   gt: GroundTruth,
   predictions: readonly FrameDetections[],
   sourceFps: number,
-  options: { iouThreshold?: number; minScore?: number } = {},
+  options: {
+    iouThreshold?: number;
+    minScore?: number;
+    ignoreRegions?: readonly (readonly [number, number, number, number])[];
+  } = {},
 ): DetectionEval {
   const iouThreshold = options.iouThreshold ?? 0.5;
   const minScore = options.minScore ?? 0.3;
+  const ignoreRegions = options.ignoreRegions ?? [];
+  const kept = (box: readonly number[]) => {
+    const cx = (box[0]! + box[2]!) / 2;
+    const cy = (box[1]! + box[3]!) / 2;
+    return !ignoreRegions.some((r) => cx >= r[0] && cx <= r[2] && cy >= r[1] && cy <= r[3]);
+  };
   const pairs: { gt: LabelledBox[]; detections: FrameDetections['detections'] }[] = [];
   for (const frame of predictions) {
     const labelled = gt.frames.get(sourceFrameOf(frame, sourceFps));
-    if (labelled) pairs.push({ gt: labelled, detections: frame.detections });
+    if (labelled) {
+      pairs.push({ gt: labelled.filter((g) => kept(g.box)), detections: frame.detections.filter((d) => kept(d.box)) });
+    }
   }
   const classes = new Set<string>(gt.classes);
   for (const p of pairs) for (const d of p.detections) classes.add(d.class);
@@ -69,5 +85,5 @@ export function evaluateDetections(
   };
   const rows = [...classes].sort().map((c) => rowFor(c, new Set([c])));
   if (PEOPLE_CLASSES.some((c) => classes.has(c))) rows.push(rowFor('people', new Set(PEOPLE_CLASSES)));
-  return { iouThreshold, minScore, frames: pairs.length, rows };
+  return { iouThreshold, minScore, ignoreRegions, frames: pairs.length, rows };
 }

@@ -38,6 +38,10 @@ Options:
                         [YOLO dir: 0:ball,1:goalkeeper,2:player,3:referee;
                          MOT: 1:player,2:goalkeeper,3:referee,4:ball]
   --min-visibility <x>  MOT gt rows less visible are left out  [0]
+  --ignore <x1,y1,x2,y2>  detections: a region of every frame (source px) left
+                        out — truth and detections whose box centre is inside
+                        count neither way (a broadcaster's logo, a score
+                        overlay); repeat for several
   --classes <a,b>       tracks: classes compared  [player,goalkeeper,referee]
   --gt-frames-only      tracks: only the analysed frames that have ground truth
                         (hand-labelled every n-th frame)
@@ -60,6 +64,7 @@ export async function run(argv: string[]): Promise<number> {
         'min-score': { type: 'string' },
         'class-map': { type: 'string' },
         'min-visibility': { type: 'string' },
+        ignore: { type: 'string', multiple: true },
         classes: { type: 'string' },
         'gt-frames-only': { type: 'boolean' },
         json: { type: 'boolean' },
@@ -93,7 +98,12 @@ export async function run(argv: string[]): Promise<number> {
         ...(values['class-map'] ? { classMap: values['class-map'] } : {}),
         minVisibility,
       });
-      const result = evaluateDetections(gt, pred.frames, pred.header.source.fps, { iouThreshold, minScore });
+      const ignoreRegions = (values.ignore ?? []).map(parseRegion);
+      const result = evaluateDetections(gt, pred.frames, pred.header.source.fps, {
+        iouThreshold,
+        minScore,
+        ignoreRegions,
+      });
       if (result.frames === 0) throw new PolyvisionError('eval_no_overlap', 'no analysed frame has ground truth');
       process.stdout.write(values.json ? `${JSON.stringify(result, null, 2)}\n` : formatDetectionEval(result));
       return 0;
@@ -163,10 +173,22 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
+/** `--ignore x1,y1,x2,y2` → a region; `eval_usage` unless four numbers with x1 < x2 and y1 < y2. */
+function parseRegion(raw: string): [number, number, number, number] {
+  const v = raw.split(',').map((x) => Number(x.trim()));
+  if (v.length !== 4 || v.some((x) => !Number.isFinite(x)) || !(v[0]! < v[2]! && v[1]! < v[3]!)) {
+    throw new PolyvisionError('eval_usage', `--ignore ${raw}: expected x1,y1,x2,y2 with x1 < x2 and y1 < y2`);
+  }
+  return [v[0]!, v[1]!, v[2]!, v[3]!];
+}
+
 /** The table `eval detections` prints. */
 export function formatDetectionEval(result: DetectionEval): string {
+  const ignoring = result.ignoreRegions.length
+    ? `, ignoring ${result.ignoreRegions.map((r) => `[${r.join(',')}]`).join(' ')}`
+    : '';
   const lines = [
-    `${result.frames} frames, IoU ≥ ${result.iouThreshold}, precision/recall at score ≥ ${result.minScore}, AP over all scores`,
+    `${result.frames} frames, IoU ≥ ${result.iouThreshold}, precision/recall at score ≥ ${result.minScore}, AP over all scores${ignoring}`,
     `${'class'.padEnd(11)}${'precision'.padStart(10)}${'recall'.padStart(8)}${'AP'.padStart(7)}${'TP'.padStart(6)}${'FP'.padStart(6)}${'FN'.padStart(6)}${'gt'.padStart(6)}`,
   ];
   for (const r of result.rows) {
