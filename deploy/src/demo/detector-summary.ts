@@ -7,7 +7,7 @@ import type { ArtifactRef } from '@polyvision/shared';
 
 /** What the demo tells about its detector run (from the detections file's header). */
 export interface DetectorSummary {
-  /** The model version, with the precision and provider it ran at: `player-detector-3.1 (int8, cpu)`. */
+  /** The model version, with the precision and provider it ran at: `player-detector-3.2 (int8, cpu)`. */
   model: string;
   /** `CxR (…)`: the tile grid and why it was chosen. */
   tiling: string | null;

@@ -103,6 +103,9 @@ class Source:
         self.labels = labels
         weights = class_sampling[labels[:, 1].astype(int)] * (labels[:, 6] >= MIN_VISIBILITY)
         self.object_p = weights / weights.sum()
+        # Hard negatives (mine_negatives.py): frame, x1, y1, x2, y2, score where a model fired on no label.
+        negatives = self.path / "negatives.npy"
+        self.negatives = np.load(negatives) if negatives.exists() else np.zeros((0, 6), np.float32)
 
 
 class Sampler:
@@ -110,7 +113,7 @@ class Sampler:
 
     def __init__(
         self, sources: list[str], crop: int, seed: int, class_sampling: np.ndarray = CLASS_SAMPLING,
-        ball_radius_cells: int = 0, augment: float = 0.0,
+        ball_radius_cells: int = 0, augment: float = 0.0, negatives: float = 0.0,
     ):
         self.ball_radius_cells = ball_radius_cells
         self.sources = [Source(spec, class_sampling) for spec in sources]
@@ -118,6 +121,7 @@ class Sampler:
         self.source_p = w / w.sum()
         self.crop = crop
         self.augment = augment
+        self.negatives = negatives
         self.rng = np.random.default_rng(seed)
 
     def sample(self):
@@ -127,7 +131,13 @@ class Sampler:
         lo, hi = src.scale_range
         scale = float(np.exp(self.rng.uniform(np.log(lo), np.log(hi)))) if hi > lo else lo
         win = c / scale
-        if self.rng.random() < 0.8:
+        if self.negatives > 0 and len(src.negatives) and self.rng.random() < self.negatives:
+            neg = src.negatives[self.rng.integers(len(src.negatives))]
+            f = int(neg[0])
+            cx = (neg[1] + neg[3]) / 2 + self.rng.uniform(-win / 3, win / 3)
+            cy = (neg[2] + neg[4]) / 2 + self.rng.uniform(-win / 3, win / 3)
+            x0, y0 = float(np.clip(cx - win / 2, 0, width - win)), float(np.clip(cy - win / 2, 0, height - win))
+        elif self.rng.random() < 0.8:
             obj = src.labels[self.rng.choice(len(src.labels), p=src.object_p)]
             f = int(obj[0])
             cx = (obj[2] + obj[4]) / 2 + self.rng.uniform(-win / 3, win / 3)
@@ -200,12 +210,16 @@ def main() -> None:
         "--residual-blocks", type=int, default=1,
         help="residual blocks at stride 8 (model.py); blocks the --init weights lack start as identities",
     )
+    ap.add_argument(
+        "--negatives", type=float, default=0.0,
+        help="share of a source's crops centred on one of its hard negatives (negatives.npy, mine_negatives.py)",
+    )
     ap.add_argument("--max-minutes", type=float, default=0, help="stop early (and save) after this long; 0 = no limit")
     args = ap.parse_args()
     sampling = np.array([float(v) for v in args.class_sampling.split(",")])
     if sampling.shape != (NUM_CLASSES,) or (sampling < 0).any():
         raise SystemExit(f"--class-sampling needs {NUM_CLASSES} non-negative numbers")
-    sampler = Sampler(args.data, args.crop, args.seed, sampling, args.ball_radius_cells, args.augment)
+    sampler = Sampler(args.data, args.crop, args.seed, sampling, args.ball_radius_cells, args.augment, args.negatives)
     if args.init:
         if args.init.suffix == ".onnx":
             loaded = params_from_onnx(args.init)
