@@ -1,7 +1,7 @@
 import type { FrameDetections } from '../detect/detections-format.ts';
 import { averagePrecision } from './average-precision.ts';
 import { type DetectionQuality, detectionQuality } from './detection-quality.ts';
-import type { GroundTruth, LabelledBox } from './ground-truth.ts';
+import { centreInRegions, type GroundTruth, type LabelledBox, type Region } from './ground-truth.ts';
 
 /** One row of {@link evaluateDetections}: a class, or `people` (player + goalkeeper + referee merged). */
 export interface DetectionEvalRow extends DetectionQuality {
@@ -17,7 +17,7 @@ export interface DetectionEval {
   iouThreshold: number;
   minScore: number;
   /** Regions (x1, y1, x2, y2 in source pixels) left out: a box whose centre is inside counts neither way. */
-  ignoreRegions: readonly (readonly [number, number, number, number])[];
+  ignoreRegions: readonly Region[];
   /** Frames compared (analysed frames that have ground truth). */
   frames: number;
   rows: DetectionEvalRow[];
@@ -50,17 +50,13 @@ export function evaluateDetections(
   options: {
     iouThreshold?: number;
     minScore?: number;
-    ignoreRegions?: readonly (readonly [number, number, number, number])[];
+    ignoreRegions?: readonly Region[];
   } = {},
 ): DetectionEval {
   const iouThreshold = options.iouThreshold ?? 0.5;
   const minScore = options.minScore ?? 0.3;
   const ignoreRegions = options.ignoreRegions ?? [];
-  const kept = (box: readonly number[]) => {
-    const cx = (box[0]! + box[2]!) / 2;
-    const cy = (box[1]! + box[3]!) / 2;
-    return !ignoreRegions.some((r) => cx >= r[0] && cx <= r[2] && cy >= r[1] && cy <= r[3]);
-  };
+  const kept = (box: readonly number[]) => !centreInRegions(box, ignoreRegions);
   const pairs: { gt: LabelledBox[]; detections: FrameDetections['detections'] }[] = [];
   for (const frame of predictions) {
     const labelled = gt.frames.get(sourceFrameOf(frame, sourceFps));

@@ -27,6 +27,19 @@ export interface GroundTruth {
   ignore?: Map<number, [number, number, number, number][]>;
 }
 
+/** A region of a frame: x1, y1, x2, y2 in source pixels. */
+export type Region = readonly [number, number, number, number];
+
+/**
+ * Whether the centre of `box` (x1, y1, x2, y2, source pixels) lies in one of `regions`, edges included: how an
+ * ignore region decides (MOTChallenge leaves out what falls in its ignore regions the same way).
+ */
+export function centreInRegions(box: readonly number[], regions: readonly Region[]): boolean {
+  const cx = (box[0]! + box[2]!) / 2;
+  const cy = (box[1]! + box[3]!) / 2;
+  return regions.some((r) => cx >= r[0] && cx <= r[2] && cy >= r[1] && cy <= r[3]);
+}
+
 /** The football-players-detection dataset's class ids (`../shared/datasets/football-players-detection`). */
 export const YOLO_FOOTBALL_CLASSES = '0:ball,1:goalkeeper,2:player,3:referee';
 /** The synthetic generator's MOTChallenge class ids (`shared/src/synthetic`, gt/README.md). */

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import {
   buildSequence,
+  centreInRegions,
   type DetectionEval,
   evaluateDetections,
   evaluateTracking,
@@ -127,11 +128,7 @@ export async function run(argv: string[]): Promise<number> {
       }
     }
     // A box whose centre is in an ignore region of its frame counts neither way.
-    const ignored = (frame: number, box: readonly number[]) => {
-      const cx = (box[0]! + box[2]!) / 2;
-      const cy = (box[1]! + box[3]!) / 2;
-      return (gt.ignore?.get(frame - 1) ?? []).some((r) => cx >= r[0] && cx <= r[2] && cy >= r[1] && cy <= r[3]);
-    };
+    const ignored = (frame: number, box: readonly number[]) => centreInRegions(box, gt.ignore?.get(frame - 1) ?? []);
     const tracker = tracks.tracks
       .filter((t) => classes.includes(t.class))
       .flatMap((t) => t.frames.map((f) => ({ frame: frameOf(f.tMs), id: t.id, box: f.box })))
