@@ -126,8 +126,10 @@ export function trackKinematics(
 }
 
 /**
- * Largest `|p(t + w) − p(t)| / w` over the spans of exactly `w` seconds (rounded to frames) with no
- * gap in the track, speeds above `maxPlausible` left out; null when the track has no such span.
+ * Largest `|p(t + w) − p(t)| / w` over the spans of exactly `w` seconds (rounded to frames) of
+ * continuous track: no frame gap and no step faster than `maxPlausible` inside (an id switch to a
+ * player a few metres away is such a step even when the span's mean speed looks possible), span
+ * speeds above `maxPlausible` left out too; null when the track has no such span.
  */
 function windowedTopSpeed(
   positions: readonly { frame: number; x: number; y: number }[],
@@ -136,11 +138,19 @@ function windowedTopSpeed(
   maxPlausible: number,
 ): number | null {
   const span = Math.max(1, Math.round(windowSeconds * fps));
+  // jumpsBefore[i]: implausible steps among the first i steps (step k joins positions k and k + 1).
+  const jumpsBefore = [0];
+  for (let k = 0; k + 1 < positions.length; k++) {
+    const a = positions[k]!;
+    const b = positions[k + 1]!;
+    const jump = Math.hypot(b.x - a.x, b.y - a.y) / ((b.frame - a.frame) / fps) > maxPlausible;
+    jumpsBefore.push(jumpsBefore[k]! + (jump ? 1 : 0));
+  }
   let top: number | null = null;
   for (let i = 0; i + span < positions.length; i++) {
     const a = positions[i]!;
     const b = positions[i + span]!;
-    if (b.frame - a.frame !== span) continue;
+    if (b.frame - a.frame !== span || jumpsBefore[i + span]! > jumpsBefore[i]!) continue;
     const speed = Math.hypot(b.x - a.x, b.y - a.y) / (span / fps);
     if (speed <= maxPlausible) top = Math.max(top ?? 0, speed);
   }

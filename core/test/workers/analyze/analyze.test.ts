@@ -138,6 +138,16 @@ describe('homography and kinematics', () => {
     expect(trackKinematics(track, metricSpace, 10, { topSpeedWindowSeconds: 0.1 }).maxSpeed).toBeGreaterThan(7);
   });
 
+  it('takes no top speed over a span where the id jumps to a player a few metres away', () => {
+    // 10 fps, a steady 4 m/s run; at 3 s the track's id moves to another player 7 m ahead, also at 4 m/s.
+    // The second holding the jump averages 4 + 7 = 11 m/s, under the 12 m/s cap, but one of its steps is not.
+    const track = movingTrack(1, 'player', 60, (f) => [100 + 4 * f + (f >= 30 ? 70 : 0), 300]);
+    const k = trackKinematics(track, metricSpace, 10);
+    expect(k.maxSpeed).toBeGreaterThan(3.9);
+    expect(k.maxSpeed).toBeLessThan(4.6);
+    expect(k.distance).toBeLessThan(4 * 6);
+  });
+
   it('ignores impossible jumps (an id switch across the pitch)', () => {
     const track = movingTrack(1, 'player', 50, (f) => [f < 25 ? 200 : 900, 300]);
     const k = trackKinematics(track, metricSpace, 25, { smoothingSeconds: 0 });
