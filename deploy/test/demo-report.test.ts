@@ -36,6 +36,8 @@ async function matchFolder(
     perFrame?: { A: number; B: number; balanced: boolean };
     /** Tracks of neither team (class goalkeeper, 3 s each of the 3 s), after the teams' ids. @defaultValue 0 */
     others?: number;
+    /** Analysed frames each tracked person is followed in, from the first. @defaultValue all */
+    trackedFrames?: number;
   },
 ) {
   const dir = join(root, name);
@@ -62,7 +64,10 @@ async function matchFolder(
       score: 0.8,
     })),
   });
-  const tracks = Array.from({ length: o.tracked }, (_, i) => track(i + 1, 'player'));
+  const tracks = Array.from({ length: o.tracked }, (_, i) => {
+    const t = track(i + 1, 'player');
+    return { ...t, frames: t.frames.slice(0, o.trackedFrames ?? FRAMES) };
+  });
   if (o.ball) tracks.push(track(99, 'ball'));
   await write(
     'track/tracks.json',
@@ -264,6 +269,22 @@ describe('report.html', () => {
     expect(done.checks?.map((c) => c.id)).toEqual(checksOf(html));
     const summary = formatSummary(done, dir);
     expect(summary).toMatch(/\nCHECK: No person was tracked in any of the 30 analysed frames .*--model/);
+    // The football detector on walking.mp4 (player-detector 3.2): a few short tracks, far under one a frame.
+    const few = result(
+      await matchFolder('few', {
+        tracked: 1,
+        trackedFrames: 6,
+        ball: false,
+        cropOnPitch: 0.9,
+        unit: 'px',
+        teams: [0, 0],
+      }),
+      null,
+    );
+    const fewHtml = await readFile(await writeReport(few), 'utf8');
+    expect(checksOf(fewHtml)[0]).toBe('nobody-tracked');
+    expect(fewHtml).toContain('Almost nobody was tracked: 0.20 people per analysed frame over 30 frames');
+    expect(formatSummary(few, dir)).toMatch(/\nCHECK: Almost nobody was tracked: 0\.20 .*--model/);
     // A job that tracked people prints no CHECK line.
     const good = result(
       await matchFolder('tracked', { tracked: 20, ball: true, cropOnPitch: 0.9, unit: 'm', teams: [11, 11] }),

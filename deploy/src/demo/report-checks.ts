@@ -10,12 +10,15 @@ export interface ReportCheck {
 }
 
 const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
+/** Fewer people tracked per analysed frame than this, on average, and the analysis describes next to nobody. */
+const MIN_TRACKED_PER_FRAME = 1;
 
 /**
  * The "check this" list: signs that the analysis is wrong or weaker than it
  * looks. Thresholds are deliberately coarse (they flag, they do not grade):
  * - the job failed (and which stage, why), or completed without some of its segments;
- * - no person tracked in any analysed frame (an error: the job completed, but describes nothing);
+ * - no person tracked in any analysed frame, or under one a frame on average (an error: the job completed, but
+ *   describes nothing or next to nothing — a football detector on other footage leaves a few short tracks);
  * - tracked people per frame under half the confident (score ≥ 0.5) people detections;
  * - no ball track (the camera follows the players' centre), or one that leaves the play (not followed there);
  * - a median people score under 0.3 (the detector is unsure of most boxes);
@@ -39,11 +42,15 @@ export function reportChecks(result: DemoResult, data: ReportData): ReportCheck[
   const frames = data.perFrame.length || 1;
   const confident = data.perFrame.reduce((s, f) => s + f.confident, 0) / frames;
   const tracked = data.perFrame.reduce((s, f) => s + f.tracked, 0) / frames;
-  if (o.tracks && data.perFrame.length > 0 && tracked === 0) {
+  if (o.tracks && data.perFrame.length > 0 && tracked < MIN_TRACKED_PER_FRAME) {
+    const what =
+      tracked === 0
+        ? `No person was tracked in any of the ${data.perFrame.length} analysed frames`
+        : `Almost nobody was tracked: ${tracked.toFixed(2)} people per analysed frame over ${data.perFrame.length} frames`;
     add(
       'error',
       'nobody-tracked',
-      `No person was tracked in any of the ${data.perFrame.length} analysed frames (${confident.toFixed(1)} confident person detections per frame): the virtual camera, the analytics and the figures below describe nothing. Likely a detector made for other footage (the default one knows football filmed from elevated stadium cameras; give another with --model and --model-layout, e.g. ../shared/models/yolox_nano.onnx with yolox), a class map without a person class, or footage without people.`,
+      `${what} (${confident.toFixed(1)} confident person detections per frame): the virtual camera, the analytics and the figures below describe ${tracked === 0 ? 'nothing' : 'next to nothing'}. Likely a detector made for other footage (the default one knows football filmed from elevated stadium cameras; give another with --model and --model-layout, e.g. ../shared/models/yolox_nano.onnx with yolox), a class map without a person class, or footage without people.`,
     );
   } else if (o.tracks && confident > 0 && tracked < 0.5 * confident) {
     add(
