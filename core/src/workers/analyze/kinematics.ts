@@ -93,12 +93,16 @@ export function trackKinematics(
     runFrames = 0;
     runDistance = 0;
   };
+  // jumpsBefore[i]: implausible steps among the first i (step k joins positions k and k + 1); the
+  // top speed's spans may not hold one.
+  const jumpsBefore = [0];
   for (let i = 1; i < positions.length; i++) {
     const a = positions[i - 1]!;
     const b = positions[i]!;
     const dtSeconds = (b.frame - a.frame) / fps;
     const step = Math.hypot(b.x - a.x, b.y - a.y);
     const speed = step / dtSeconds;
+    jumpsBefore.push(jumpsBefore[i - 1]! + (speed > maxPlausible ? 1 : 0));
     if (b.frame - a.frame > 1 || speed > maxPlausible) {
       endRun();
       continue;
@@ -112,7 +116,7 @@ export function trackKinematics(
     } else endRun();
   }
   endRun();
-  const topSpeed = windowedTopSpeed(positions, fps, options.topSpeedWindowSeconds ?? 1, maxPlausible);
+  const topSpeed = windowedTopSpeed(positions, jumpsBefore, fps, options.topSpeedWindowSeconds ?? 1, maxPlausible);
   const durationSeconds = track.frames.length > 0 ? (track.frames.at(-1)!.frame - track.frames[0]!.frame + 1) / fps : 0;
   return {
     positions,
@@ -129,23 +133,17 @@ export function trackKinematics(
  * Largest `|p(t + w) − p(t)| / w` over the spans of exactly `w` seconds (rounded to frames) of
  * continuous track: no frame gap and no step faster than `maxPlausible` inside (an id switch to a
  * player a few metres away is such a step even when the span's mean speed looks possible), span
- * speeds above `maxPlausible` left out too; null when the track has no such span.
+ * speeds above `maxPlausible` left out too; null when the track has no such span. `jumpsBefore[i]`:
+ * how many of the first `i` steps are faster than `maxPlausible`.
  */
 function windowedTopSpeed(
   positions: readonly { frame: number; x: number; y: number }[],
+  jumpsBefore: readonly number[],
   fps: number,
   windowSeconds: number,
   maxPlausible: number,
 ): number | null {
   const span = Math.max(1, Math.round(windowSeconds * fps));
-  // jumpsBefore[i]: implausible steps among the first i steps (step k joins positions k and k + 1).
-  const jumpsBefore = [0];
-  for (let k = 0; k + 1 < positions.length; k++) {
-    const a = positions[k]!;
-    const b = positions[k + 1]!;
-    const jump = Math.hypot(b.x - a.x, b.y - a.y) / ((b.frame - a.frame) / fps) > maxPlausible;
-    jumpsBefore.push(jumpsBefore[k]! + (jump ? 1 : 0));
-  }
   let top: number | null = null;
   for (let i = 0; i + span < positions.length; i++) {
     const a = positions[i]!;
