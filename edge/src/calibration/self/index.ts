@@ -10,6 +10,7 @@ export * from './line-straightness.ts';
 export * from './panorama-crop.ts';
 export * from './panorama-plane.ts';
 export * from './pitch-lines.ts';
+export * from './pitch-plane.ts';
 export * from './seam-alignment.ts';
 export * from './self-calibrate.ts';
 export * from './time-offset.ts';

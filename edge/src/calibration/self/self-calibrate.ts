@@ -10,7 +10,9 @@
  * 4. Geometry: ORB features of the two background frames matched
  *    (features.ts), undistorted, and a homography camera B → camera A fitted by
  *    RANSAC + normalised DLT (ransac.ts). For cameras mounted together (a
- *    rotating pair) it holds for every depth; otherwise for the pitch plane.
+ *    rotating pair) it holds for every depth; otherwise only for the plane its
+ *    matches lie on: with `homographyFrom: 'pitch'` it is fitted again (and the
+ *    lens re-chosen) on matches in the pitch part of the overlap (pitch-plane.ts).
  * 5. Panorama: the plane half way between the cameras (panorama-plane.ts),
  *    scaled so the pitch keeps at least the source pixel density (capped by
  *    `maxPanoramaWidthPx`), cropped to the pitch with a margin, then to the
@@ -34,12 +36,13 @@ import {
 import { type Point2, transferError } from '../dlt.ts';
 import { homographyRansac, type RansacResult } from '../ransac.ts';
 import { medianFrame } from './background-frame.ts';
-import { matchFeatures } from './features.ts';
+import { type FeatureMatch, matchFeatures } from './features.ts';
 import { brownFromDivision, type DivisionLens, distortDivision, undistortDivision } from './lens-distortion.ts';
 import { dominantLineDeviation, type LineDeviation } from './line-straightness.ts';
 import { chooseCoveredCrop, type PanoramaCrop } from './panorama-crop.ts';
 import { apply3, homographySqrt, inv3, localScale, mul3 } from './panorama-plane.ts';
 import { estimateLensFromLines, linePixels } from './pitch-lines.ts';
+import { pitchPlaneMatches } from './pitch-plane.ts';
 import { alignSeam, type SeamCamera, warpAt } from './seam-alignment.ts';
 import { estimateTimeOffset, motionEnergy } from './time-offset.ts';
 import { probeCamera, readVideoSamples, THUMB_HEIGHT_PX, THUMB_WIDTH_PX, type VideoSamples } from './video-samples.ts';
@@ -64,6 +67,13 @@ export interface SelfCalibrationOptions {
   maxPanoramaWidthPx?: number;
   /** Smallest number of RANSAC inliers accepted. @defaultValue 20 */
   minInliers?: number;
+  /**
+   * Which matches the homography camera B → A (and the lens) is fitted on: `overlap`, every ORB match of the
+   * overlap (on a real rig mostly the stands and trees above the pitch), or `pitch`, then again on matches in the
+   * pitch part of the overlap (pitch-plane.ts): the pitch plane's homography, exact for the pitch whether or not
+   * the cameras share an optical centre. @defaultValue 'overlap'
+   */
+  homographyFrom?: 'overlap' | 'pitch';
   /** Align the seam (optical flow + least-difference seam, seam-alignment.ts). @defaultValue true */
   alignSeam?: boolean;
   /**
@@ -273,8 +283,8 @@ export async function selfCalibrate(
       `the cameras do not overlap enough to be stitched: ${detail} (the views must share a strip of the pitch with lines or stands in it)`,
       { details: { matches, features: [found.featuresA, found.featuresB] } },
     );
-  const fitWith = (l: DivisionLens) => {
-    const pairs = found.matches
+  const fitWith = (l: DivisionLens, matches: readonly FeatureMatch[]) => {
+    const pairs = matches
       .map((m) => ({
         m,
         a: undistortDivision(l, m.a[0], m.a[1]) as Point2,
@@ -296,21 +306,39 @@ export async function selfCalibrate(
       throw error;
     }
   };
-  let lens = plumbLens;
-  let best = fitWith(lens);
-  if (best.fit && best.fit.inliers.length >= 30) {
-    for (const step of [0.05, 0.01]) {
-      const centre = lens.lambda;
-      for (let k = -4; k <= 4; k++) {
-        const candidate = { ...lens, lambda: centre + k * step };
-        if (k === 0 || candidate.lambda < -0.7 || candidate.lambda > 0.3) continue;
-        const tried = fitWith(candidate);
-        if (tried.cost < best.cost) {
-          best = tried;
-          lens = candidate;
+  const searchLens = (start: DivisionLens, matches: readonly FeatureMatch[]) => {
+    let lens = start;
+    let best = fitWith(lens, matches);
+    if (best.fit && best.fit.inliers.length >= 30) {
+      for (const step of [0.05, 0.01]) {
+        const centre = lens.lambda;
+        for (let k = -4; k <= 4; k++) {
+          const candidate = { ...lens, lambda: centre + k * step };
+          if (k === 0 || candidate.lambda < -0.7 || candidate.lambda > 0.3) continue;
+          const tried = fitWith(candidate, matches);
+          if (tried.cost < best.cost) {
+            best = tried;
+            lens = candidate;
+          }
         }
       }
     }
+    return { lens, best };
+  };
+  let { lens, best } = searchLens(plumbLens, found.matches);
+  if (options.homographyFrom === 'pitch' && best.fit) {
+    step('pitch plane');
+    const onPitch = await pitchPlaneMatches(
+      { widthPx: width, heightPx: height, data: gray[0] as Uint8Array },
+      { widthPx: width, heightPx: height, data: gray[1] as Uint8Array },
+      lens,
+      best.fit.homography,
+      { maxFeatures: options.maxFeatures ?? 4000 },
+    );
+    const refined = searchLens(lens, onPitch);
+    if (refined.best.fit && refined.best.fit.inliers.length >= minInliers) ({ lens, best } = refined);
+    else
+      options.onWarning?.(`pitch plane: ${onPitch.length} matches on the turf, too few: kept the overlap's homography`);
   }
   const { pairs } = best;
   if (pairs.length < minInliers) throw noOverlap(`only ${pairs.length} features match between them`, pairs.length);
