@@ -3,7 +3,7 @@
  * (division model) in the remap maps, and its time offset and colour gains in
  * the ffmpeg graph.
  */
-import { buildRig, mat3FromRows, mat3Invert, venueCalibrationOf } from '@polyvision/shared';
+import { buildRig, mat3FromRows, mat3Invert, panoramaProjectionOf, venueCalibrationOf } from '@polyvision/shared';
 import { describe, expect, it } from 'vitest';
 import { apply3, distortDivision } from '../src/calibration/index.ts';
 import { computeRemapMaps, stitchArgs, UNMAPPED } from '../src/stitch/index.ts';
@@ -36,6 +36,30 @@ describe('remap maps with a lens', () => {
       expect(cam?.xmap[k]).toBe(Math.max(0, Math.min(319, Math.round(du))));
       expect(cam?.ymap[k]).toBe(Math.max(0, Math.min(179, Math.round(dv))));
       if (plain.cameras[1]?.xmap[k] !== cam?.xmap[k]) differs++;
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(100);
+    expect(differs).toBeGreaterThan(checked / 4);
+  });
+
+  it('sample each pixel of a cylindrical panorama at H⁻¹ of its plane point', () => {
+    const cylinder = { focal_px: 500, center_px: [360, 60] as [number, number] };
+    const wrapped = { ...venue, panorama: { ...venue.panorama, projection: 'cylindrical' as const, cylinder } };
+    const plain = computeRemapMaps(venue);
+    const maps = computeRemapMaps(wrapped, { minPitchCoverage: 0 });
+    const projection = panoramaProjectionOf(wrapped.panorama);
+    const cam = maps.cameras[0];
+    const inverse = mat3Invert(mat3FromRows(venue.cameras[0]?.image_to_panorama ?? []));
+    let checked = 0;
+    let differs = 0;
+    for (let k = 0; k < maps.widthPx * maps.heightPx; k += 89) {
+      if (cam?.xmap[k] === UNMAPPED) continue;
+      const x = k % maps.widthPx;
+      const y = (k - x) / maps.widthPx;
+      const [u, v] = apply3(inverse, ...projection.toPlane(x, y));
+      expect(cam?.xmap[k]).toBe(Math.max(0, Math.min(319, Math.round(u))));
+      expect(cam?.ymap[k]).toBe(Math.max(0, Math.min(179, Math.round(v))));
+      if (plain.cameras[0]?.xmap[k] !== cam?.xmap[k]) differs++;
       checked++;
     }
     expect(checked).toBeGreaterThan(100);

@@ -13,6 +13,7 @@ import {
   mat3MulVec,
   mat3Rows,
   normalizeHomography,
+  panoramaProjectionOf,
   seamPart,
   ValidationError,
   type VenueCalibration,
@@ -96,6 +97,8 @@ export interface RegisterPitchOptions {
 interface Located {
   name: string;
   panorama: Point2;
+  /** The same point on the panorama's plane, where the homographies act (the panorama itself unless cylindrical). */
+  plane: Point2;
   pitch: Point2;
   /** The part of the panorama (camera) it belongs to. */
   part: number;
@@ -105,6 +108,8 @@ interface Located {
  * Returns a copy of `venue` whose pitch frame is measured from `points`, with the pitch size from
  * the file and `quality.pitch_registered` true with the fit's errors.
  *
+ * Homographies act on the panorama's plane (the panorama itself unless it is cylindrical:
+ * shared `panoramaProjectionOf`); the points are taken there first.
  * - **One homography** pitch → panorama (`panorama.pitch_to_panorama` and its inverse) by the
  *   normalised DLT over every point: least squares, each clicked point counts, none is silently
  *   dropped.
@@ -126,8 +131,8 @@ interface Located {
  * @throws ValidationError `pitch_points_unknown_camera` (a camera the venue does not have),
  *   `pitch_points_outside` (a pixel outside its camera's frame or the panorama, or where the lens
  *   model folds), `calibration_degenerate` / `calibration_too_few_points` (from the DLT: fewer than
- *   4 points in a part, or collinear ones), `pitch_points_inconsistent` (a point more than
- *   `maxPointErrorM` from where the others put it, named, with its error).
+ *   4 points in a part, or collinear ones), `pitch_points_inconsistent` (a residual over
+ *   `maxPointErrorM`; names the point the others disagree with, with its distance from where they put it).
  */
 export function registerPitch(
   venue: VenueCalibration,
@@ -135,6 +140,7 @@ export function registerPitch(
   options: RegisterPitchOptions = {},
 ): { venue: VenueCalibration; registration: PitchRegistration } {
   const seam = venue.cameras.length === 2 ? venue.panorama.seam_x_px : undefined;
+  const projection = panoramaProjectionOf(venue.panorama);
   // Part 0 is the panorama left of the seam: the camera whose image centre lands further left.
   const centreX = venue.cameras.map(
     (c) => applyHomography(mat3FromRows(c.image_to_panorama), c.width_px / 2, c.height_px / 2)[0],
@@ -155,7 +161,7 @@ export function registerPitch(
       : 'camera' in p
         ? sideOf(venue.cameras.findIndex((c) => c.id === p.camera))
         : seamPart(seam, x, y);
-    return { name, panorama: at, pitch: p.pitch_m, part };
+    return { name, panorama: at, plane: projection.toPlane(x, y), pitch: p.pitch_m, part };
   });
   const fits = (seam ? [0, 1] : [0]).map((part) => {
     const mine = located.filter((l) => l.part === part);
@@ -169,7 +175,7 @@ export function registerPitch(
     return fitPart(mine);
   });
   const errors = located.map((l) => {
-    const [mx, my] = applyHomography(fits[l.part]!.panoramaToPitch, ...l.panorama);
+    const [mx, my] = applyHomography(fits[l.part]!.panoramaToPitch, ...l.plane);
     return Math.hypot(mx - l.pitch[0], my - l.pitch[1]);
   });
   const worst = errors.indexOf(Math.max(...errors));
@@ -182,9 +188,14 @@ export function registerPitch(
   };
   const limit = options.maxPointErrorM ?? 1.5;
   if (registration.maxErrorM > limit) {
+    const { index, errorM, restRmsM } = pointOthersDisagreeWith(located) ?? {
+      index: worst,
+      errorM: registration.maxErrorM,
+      restRmsM: registration.rmsErrorM,
+    };
     throw new ValidationError(
       'pitch_points_inconsistent',
-      `${registration.worstPoint} (pitch ${located[worst]!.pitch.join(', ')} m) is ${registration.maxErrorM.toFixed(2)} m from where the other points put it (limit ${limit} m; RMS ${registration.rmsErrorM.toFixed(2)} m): check its pixel and its pitch position, or the pitch size`,
+      `${located[index]!.name} (pitch ${located[index]!.pitch.join(', ')} m) is ${errorM.toFixed(2)} m from where the other points put it (limit ${limit} m; the others agree within ${restRmsM.toFixed(2)} m RMS, all together ${registration.rmsErrorM.toFixed(2)} m): check its pixel and its pitch position, or the pitch size`,
     );
   }
   const rowsOf = (f: (typeof fits)[number]) => ({
@@ -217,17 +228,47 @@ export function registerPitch(
   };
 }
 
-/** The DLT fit of one part: pitch → panorama normalised, and its inverse signed so the points map in front. */
+/**
+ * The point the others disagree with: the one whose part, fitted without it, fits the rest best (least RMS),
+ * with its distance from where that fit puts it. A least-squares fit over all points spreads one wrong point's
+ * error over its neighbours, so the largest residual need not be the wrong point. Null when no part has 5 points.
+ */
+function pointOthersDisagreeWith(
+  located: readonly Located[],
+): { index: number; errorM: number; restRmsM: number } | null {
+  const distance = (fit: ReturnType<typeof fitPart>, l: Located) => {
+    const [x, y] = applyHomography(fit.panoramaToPitch, ...l.plane);
+    return Math.hypot(x - l.pitch[0], y - l.pitch[1]);
+  };
+  let found: { index: number; errorM: number; restRmsM: number } | null = null;
+  located.forEach((l, i) => {
+    const others = located.filter((o, j) => j !== i && o.part === l.part);
+    if (others.length < 4) return;
+    let fit: ReturnType<typeof fitPart>;
+    try {
+      fit = fitPart(others);
+    } catch {
+      return; // the others alone are degenerate (on one line)
+    }
+    const restRmsM = Math.sqrt(others.reduce((sum, o) => sum + distance(fit, o) ** 2, 0) / others.length);
+    if (!found || restRmsM < found.restRmsM) found = { index: i, errorM: distance(fit, l), restRmsM };
+  });
+  return found;
+}
+
+/**
+ * The DLT fit of one part, panorama (plane) → pitch, so that its least squares are over metres, the unit the
+ * errors are reported in (fitted the other way, the far side's points, a few pixels apart, weigh little and
+ * miss by metres); signed so the points map in front, and its inverse normalised.
+ */
 function fitPart(mine: readonly Located[]): { pitchToPanorama: number[]; panoramaToPitch: number[] } {
-  const pitchToPanorama = normalizeHomography(
-    homographyDlt(
-      mine.map((l) => l.pitch),
-      mine.map((l) => l.panorama),
-    ),
+  const fitted = homographyDlt(
+    mine.map((l) => l.plane),
+    mine.map((l) => l.pitch),
   );
-  const inverse = mat3Invert(pitchToPanorama);
-  const w = mat3MulVec(inverse, [...(mine[0]!.panorama as Point2), 1])[2];
-  return { pitchToPanorama, panoramaToPitch: inverse.map((v) => (v * Math.sign(w)) / Math.abs(inverse[8] as number)) };
+  const w = mat3MulVec(fitted, [...(mine[0]!.plane as Point2), 1])[2];
+  const panoramaToPitch = fitted.map((v) => (v * Math.sign(w)) / Math.abs(fitted[8] as number));
+  return { pitchToPanorama: normalizeHomography(mat3Invert(panoramaToPitch)), panoramaToPitch };
 }
 
 /** A camera pixel as recorded → the panorama pixel the stitcher puts it at (see {@link registerPitch}). */
@@ -246,7 +287,9 @@ export function cameraToPanorama(venue: VenueCalibration, cameraId: string, imag
       `${name}: pixel (${u}, ${v}) is outside camera "${cameraId}"'s ${camera.width_px}×${camera.height_px} frame`,
     );
   }
-  const target = applyHomography(mat3FromRows(camera.image_to_panorama), ...undistort(camera, u, v));
+  const target = panoramaProjectionOf(venue.panorama).fromPlane(
+    ...applyHomography(mat3FromRows(camera.image_to_panorama), ...undistort(camera, u, v)),
+  );
   if (!(Number.isFinite(target[0]) && Number.isFinite(target[1]))) {
     throw new ValidationError(
       'pitch_points_outside',

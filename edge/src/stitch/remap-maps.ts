@@ -5,7 +5,8 @@
  *
  * For every panorama pixel `p` and camera `i`, the source pixel is
  * `Hᵢ⁻¹·p` where `Hᵢ` is the camera's `image_to_panorama` homography
- * (venue.json; Hartley & Zisserman §2.3). ffmpeg's `remap` filter samples the
+ * (venue.json; Hartley & Zisserman §2.3), `p` taken to the panorama's plane
+ * first when the panorama is cylindrical (shared `panoramaProjectionOf`). ffmpeg's `remap` filter samples the
  * NEAREST source pixel (its maps hold integers), so the map holds
  * `round(Hᵢ⁻¹·p)`: at most √½ px from the exact position in camera pixels.
  * Pixels whose source falls outside the camera image get 65535, which
@@ -26,7 +27,7 @@
  * `division_model`, its exact closed-form inverse. The feather weight is measured in
  * the recorded (distorted) image.
  */
-import { pitchMappingOf, ValidationError, type VenueCalibration } from '@polyvision/shared';
+import { panoramaProjectionOf, pitchMappingOf, ValidationError, type VenueCalibration } from '@polyvision/shared';
 import { distortBrown, distortDivision, isPinhole } from '../calibration/self/lens-distortion.ts';
 import { warpAt } from '../calibration/self/seam-alignment.ts';
 import { frontSide, invertHomography, projectPixel } from './homography.ts';
@@ -110,6 +111,7 @@ export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptio
     throw new ValidationError('stitch_invalid_option', `featherPx=${featherPx}: expected a number ≥ 1`);
   }
   const { width_px: width, height_px: height } = venue.panorama;
+  const projection = panoramaProjectionOf(venue.panorama);
   const n = width * height;
   const weights: Float32Array[] = [];
   const cameras: CameraMaps[] = venue.cameras.map((cam) => {
@@ -144,13 +146,14 @@ export function computeRemapMaps(venue: VenueCalibration, options: RemapMapOptio
     const warpY1 = warp ? warp.y_px + (warp.rows - 1) * warp.step_px : -1;
     for (let y = 0; y < height; y++) {
       for (let x = 0; x < width; x++) {
-        let [u, v] =
-          warp && x >= warp.x_px && x <= warpX1 && y >= warp.y_px && y <= warpY1
-            ? (() => {
-                const [dx, dy] = warpAt(warp, x, y);
-                return projectPixel(inverse, x + dx, y + dy, side);
-              })()
-            : projectPixel(inverse, x, y, side);
+        let [px, py] = [x, y];
+        if (warp && x >= warp.x_px && x <= warpX1 && y >= warp.y_px && y <= warpY1) {
+          const [dx, dy] = warpAt(warp, x, y);
+          px += dx;
+          py += dy;
+        }
+        if (!projection.identity) [px, py] = projection.toPlane(px, py);
+        let [u, v] = projectPixel(inverse, px, py, side);
         if (division) {
           [u, v] = distortDivision(division, u, v);
         } else if (lens) {

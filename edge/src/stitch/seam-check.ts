@@ -14,7 +14,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  IDENTITY_PROJECTION,
   type Logger,
+  type PanoramaProjection,
+  panoramaProjectionOf,
   resolveFfmpegPath,
   spawnChild,
   type VenueCalibration,
@@ -70,12 +73,18 @@ function undistort(cam: VenueCamera, u: number, v: number): [number, number] {
 
 /**
  * Where a recorded pixel of a camera shows in the panorama: undistorted,
- * through `image_to_panorama`, then the inverse of the camera's
+ * through `image_to_panorama` (to the panorama's plane, then by `projection`
+ * onto a cylindrical panorama), then the inverse of the camera's
  * `panorama_warp` (the panorama pixel q with q + warp(q) = p, by fixed point).
  */
-export function panoramaPositionOf(cam: VenueCamera, u: number, v: number): [number, number] {
+export function panoramaPositionOf(
+  cam: VenueCamera,
+  u: number,
+  v: number,
+  projection: PanoramaProjection = IDENTITY_PROJECTION,
+): [number, number] {
   const [x, y] = undistort(cam, u, v);
-  const [px, py] = apply3(cam.image_to_panorama.flat(), x, y);
+  const [px, py] = projection.fromPlane(...apply3(cam.image_to_panorama.flat(), x, y));
   const warp = cam.panorama_warp;
   if (!warp || !Number.isFinite(px)) return [px, py];
   let qx = px;
@@ -148,9 +157,10 @@ export async function measureSeams(
       masks: [masks[i] ?? null, masks[i + 1] ?? null],
     });
     const distances: number[] = [];
+    const projection = panoramaProjectionOf(venue.panorama);
     for (const m of found.matches) {
-      const [ax, ay] = panoramaPositionOf(a, m.a[0], m.a[1]);
-      const [bx, by] = panoramaPositionOf(b, m.b[0], m.b[1]);
+      const [ax, ay] = panoramaPositionOf(a, m.a[0], m.a[1], projection);
+      const [bx, by] = panoramaPositionOf(b, m.b[0], m.b[1], projection);
       const d = Math.hypot(ax - bx, ay - by);
       if (Number.isFinite(d)) distances.push(d);
     }

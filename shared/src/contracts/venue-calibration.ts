@@ -108,11 +108,18 @@ export const venueCameraSchema = z.object({
 });
 export type VenueCamera = z.infer<typeof venueCameraSchema>;
 
-/** The planar panorama the stitcher produces. */
+/** The panorama the stitcher produces. */
 export const venuePanoramaSchema = z
   .object({
-    /** `planar`: a virtual pinhole camera (the only projection defined so far). */
-    projection: z.literal('planar'),
+    /**
+     * `planar`: a virtual pinhole camera; the homographies below and each camera's `image_to_panorama`
+     * map to panorama pixels. `cylindrical`: they map to the panorama's plane, which `cylinder` wraps
+     * onto the panorama (equal angles per column: a wide rig's sides are not stretched). Read them through
+     * `panoramaProjectionOf` and `pitchMappingOf` (shared/src/venue).
+     */
+    projection: z.enum(['planar', 'cylindrical']),
+    /** The cylinder of a `cylindrical` panorama: focal length and centre, panorama-plane pixels. */
+    cylinder: z.object({ focal_px: finite.positive(), center_px: z.tuple([finite, finite]) }).optional(),
     width_px: pixels,
     height_px: pixels,
     intrinsics: cameraIntrinsicsSchema,
@@ -147,6 +154,10 @@ export const venuePanoramaSchema = z
   .refine((p) => !p.pitch_parts || p.seam_x_px?.length === p.height_px, {
     message: 'pitch_parts needs seam_x_px, one column per panorama row (which camera a pixel is)',
     path: ['pitch_parts'],
+  })
+  .refine((p) => (p.projection === 'cylindrical') === (p.cylinder !== undefined), {
+    message: 'a cylindrical panorama needs its cylinder, and only it has one',
+    path: ['cylinder'],
   });
 export type VenuePanorama = z.infer<typeof venuePanoramaSchema>;
 

@@ -1,4 +1,5 @@
 import type { Matrix3x3, VenueCalibration } from '../contracts/venue-calibration.ts';
+import { panoramaProjectionOf } from './panorama-projection.ts';
 
 /** Between a venue's panorama pixels and its pitch (metres, the venue contract's pitch frame). */
 export interface PitchMapping {
@@ -56,7 +57,7 @@ export function seamPart(seamXPx: readonly number[], u: number, v: number): 0 | 
 
 /**
  * The pitch mapping of a venue calibration (shared/src/contracts/venue-calibration.ts): through
- * `panorama.pitch_to_panorama` / `panorama_to_pitch`, or, where the venue has `pitch_parts` (a
+ * `panorama.pitch_to_panorama` / `panorama_to_pitch` (on the panorama's plane: `panoramaProjectionOf`), or, where the venue has `pitch_parts` (a
  * self-calibrated two-camera rig registered by pitch points), through the part for the pixel's
  * side of `seam_x_px` (`[0]` left of it). A pitch point goes to the panorama through the part whose
  * side of the seam its image lands on (the left part's where both or neither do).
@@ -69,17 +70,24 @@ export function pitchMappingOf(venue: VenueCalibration): PitchMapping | null {
   const p = venue.panorama;
   const parts = p.pitch_parts && p.seam_x_px ? p.pitch_parts.map(sided) : [sided(p)];
   const seam = p.seam_x_px;
+  // The homographies act on the panorama's plane (a cylindrical panorama wraps it).
+  const projection = panoramaProjectionOf(p);
+  const fromPlane = (q: [number, number] | null) => (q ? projection.fromPlane(q[0], q[1]) : null);
+  const planeOf = (u: number, v: number) => projection.toPlane(u, v);
   if (parts.length === 1 || !seam) {
     const [one] = parts as [{ to: Sided; from: Sided }];
-    return { toPitch: (u, v) => apply(one.from, u, v), toPanorama: (x, y) => apply(one.to, x, y) };
+    return {
+      toPitch: (u, v) => apply(one.from, ...planeOf(u, v)),
+      toPanorama: (x, y) => fromPlane(apply(one.to, x, y)),
+    };
   }
   const [left, right] = parts as [{ to: Sided; from: Sided }, { to: Sided; from: Sided }];
   return {
-    toPitch: (u, v) => apply(seamPart(seam, u, v) === 0 ? left.from : right.from, u, v),
+    toPitch: (u, v) => apply(seamPart(seam, u, v) === 0 ? left.from : right.from, ...planeOf(u, v)),
     toPanorama: (x, y) => {
-      const a = apply(left.to, x, y);
+      const a = fromPlane(apply(left.to, x, y));
       if (a && seamPart(seam, a[0], a[1]) === 0) return a;
-      const b = apply(right.to, x, y);
+      const b = fromPlane(apply(right.to, x, y));
       if (b && seamPart(seam, b[0], b[1]) === 1) return b;
       return a ?? b;
     },

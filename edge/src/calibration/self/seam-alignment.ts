@@ -19,7 +19,7 @@
  * The result goes into the venue file (`panorama_warp` of camera B,
  * `panorama.seam_x_px`) and the stitcher bakes it into its remap maps.
  */
-import type { VenueCamera } from '@polyvision/shared';
+import type { PanoramaProjection, VenueCamera } from '@polyvision/shared';
 import { loadOpenCv } from '@polyvision/shared';
 import { type DivisionLens, distortDivision } from './lens-distortion.ts';
 import { apply3, inv3 } from './panorama-plane.ts';
@@ -31,8 +31,10 @@ export interface SeamCamera {
   widthPx: number;
   heightPx: number;
   lens: DivisionLens;
-  /** Undistorted camera pixels → panorama pixels, row-major 3×3. */
+  /** Undistorted camera pixels → panorama pixels (the panorama's plane when `projection` is given), row-major 3×3. */
   imageToPano: readonly number[];
+  /** The panorama's projection (shared `panoramaProjectionOf`). @defaultValue the identity (planar) */
+  projection?: PanoramaProjection;
 }
 
 /** Options of {@link alignSeam}. */
@@ -77,7 +79,7 @@ function sample(img: Uint8Array, w: number, h: number, u: number, v: number): nu
 
 /** The grey value camera `cam` shows at panorama pixel (x, y), NaN where it does not see it. */
 function panoSample(cam: SeamCamera, inverse: readonly number[], x: number, y: number): number {
-  const [u, v] = apply3(inverse as number[], x, y);
+  const [u, v] = apply3(inverse as number[], ...(cam.projection ? cam.projection.toPlane(x, y) : ([x, y] as const)));
   if (!Number.isFinite(u)) return Number.NaN;
   const [du, dv] = distortDivision(cam.lens, u, v);
   return sample(cam.gray, cam.widthPx, cam.heightPx, du, dv);

@@ -26,6 +26,8 @@
  */
 import { basename } from 'node:path';
 import {
+  cylindricalProjection,
+  IDENTITY_PROJECTION,
   type Matrix3x3,
   mat3Rows,
   normalizeHomography,
@@ -40,6 +42,7 @@ import { type FeatureMatch, matchFeatures } from './features.ts';
 import { brownFromDivision, type DivisionLens, distortDivision, undistortDivision } from './lens-distortion.ts';
 import { dominantLineDeviation, type LineDeviation } from './line-straightness.ts';
 import { chooseCoveredCrop, type PanoramaCrop } from './panorama-crop.ts';
+import { layoutPanorama } from './panorama-layout.ts';
 import { apply3, homographySqrt, inv3, localScale, mul3 } from './panorama-plane.ts';
 import { estimateLensFromLines, linePixels } from './pitch-lines.ts';
 import { pitchPlaneMatches } from './pitch-plane.ts';
@@ -71,9 +74,16 @@ export interface SelfCalibrationOptions {
    * Which matches the homography camera B → A (and the lens) is fitted on: `overlap`, every ORB match of the
    * overlap (on a real rig mostly the stands and trees above the pitch), or `pitch`, then again on matches in the
    * pitch part of the overlap (pitch-plane.ts): the pitch plane's homography, exact for the pitch whether or not
-   * the cameras share an optical centre. @defaultValue 'overlap'
+   * the cameras share an optical centre (kept only with at least `minInliers` inliers, else `overlap`'s, with a
+   * warning). @defaultValue 'pitch'
    */
   homographyFrom?: 'overlap' | 'pitch';
+  /**
+   * The panorama: `planar`, the middle plane itself, or `cylindrical`, that plane wrapped on a cylinder whose
+   * focal length gives the smallest panorama that keeps the pitch's density (panorama-layout.ts).
+   * @defaultValue 'cylindrical'
+   */
+  projection?: 'planar' | 'cylindrical';
   /** Align the seam (optical flow + least-difference seam, seam-alignment.ts). @defaultValue true */
   alignSeam?: boolean;
   /**
@@ -326,7 +336,27 @@ export async function selfCalibrate(
     return { lens, best };
   };
   let { lens, best } = searchLens(plumbLens, found.matches);
-  if (options.homographyFrom === 'pitch' && best.fit) {
+  if (best.pairs.length < minInliers) {
+    throw noOverlap(`only ${best.pairs.length} features match between them`, best.pairs.length);
+  }
+  if (!best.fit) {
+    throw noOverlap((best as { error?: Error }).error?.message ?? 'no homography fits the matches', best.pairs.length);
+  }
+  if (best.fit.inliers.length < minInliers) {
+    throw noOverlap(
+      `only ${best.fit.inliers.length} of ${best.pairs.length} matches agree on one geometry`,
+      best.pairs.length,
+    );
+  }
+  const turnDeg = relativeRotationDeg(best.fit.homography, width, height);
+  if (Math.abs(turnDeg) > 45) {
+    throw new ValidationError(
+      'calibration_rotated_camera',
+      `${fb.path} is turned ${turnDeg.toFixed(0)}° against ${fa.path} about the viewing axis (at most 45° is stitched): mount the cameras upright, or rotate the footage first`,
+      { details: { rotation_deg: turnDeg } },
+    );
+  }
+  if ((options.homographyFrom ?? 'pitch') === 'pitch') {
     step('pitch plane');
     const onPitch = await pitchPlaneMatches(
       { widthPx: width, heightPx: height, data: gray[0] as Uint8Array },
@@ -341,14 +371,7 @@ export async function selfCalibrate(
       options.onWarning?.(`pitch plane: ${onPitch.length} matches on the turf, too few: kept the overlap's homography`);
   }
   const { pairs } = best;
-  if (pairs.length < minInliers) throw noOverlap(`only ${pairs.length} features match between them`, pairs.length);
-  if (!best.fit) {
-    throw noOverlap((best as { error?: Error }).error?.message ?? 'no homography fits the matches', pairs.length);
-  }
-  const fit: RansacResult = best.fit;
-  if (fit.inliers.length < minInliers) {
-    throw noOverlap(`only ${fit.inliers.length} of ${pairs.length} matches agree on one geometry`, pairs.length);
-  }
+  const fit = best.fit as RansacResult;
   const brown = brownFromDivision(lens, Math.hypot(width, height) / 2);
   const lenses = linePoints.map((pts, i) => ({
     cameraId: ids[i] as string,
@@ -358,15 +381,6 @@ export async function selfCalibrate(
     line: dominantLineDeviation(pts, lens),
   }));
   const hBA = fit.homography;
-  const turnDeg = relativeRotationDeg(hBA, width, height);
-  if (Math.abs(turnDeg) > 45) {
-    throw new ValidationError(
-      'calibration_rotated_camera',
-      `${fb.path} is turned ${turnDeg.toFixed(0)}° against ${fa.path} about the viewing axis (at most 45° is stitched): mount the cameras upright, or rotate the footage first`,
-      { details: { rotation_deg: turnDeg } },
-    );
-  }
-
   step('panorama');
   let g: number[];
   try {
@@ -402,27 +416,30 @@ export async function selfCalibrate(
       'no pitch lines found in the cameras (white lines on turf): cannot place the panorama over the pitch',
     );
   }
-  const xs = pitchMid.map((p) => p.x).sort((a, b) => a - b);
-  const ys = pitchMid.map((p) => p.y).sort((a, b) => a - b);
-  // Robust box of the pitch lines, with a margin: 8 % at the sides and bottom, 25 % above (the far stands).
-  const [bx0, bx1, by0, by1] = [
-    percentile(xs, 0.002),
-    percentile(xs, 0.998),
-    percentile(ys, 0.002),
-    percentile(ys, 0.998),
-  ];
-  const bw = bx1 - bx0;
-  const bh = by1 - by0;
-  const box = { x0: bx0 - 0.08 * bw, x1: bx1 + 0.08 * bw, y0: by0 - 0.25 * bh, y1: by1 + 0.08 * bh };
-  const scales = pitchMid.map((p) => p.scale).sort((a, b) => a - b);
-  const wantDensity = options.pixelDensity ?? 1;
-  const maxWidth = options.maxPanoramaWidthPx ?? 7680;
-  let s = wantDensity / Math.max(1e-6, percentile(scales, 0.05));
-  if ((box.x1 - box.x0) * s > maxWidth) s = maxWidth / (box.x1 - box.x0);
-  let panoW = Math.max(2, 2 * Math.round(((box.x1 - box.x0) * s) / 2));
-  let panoH = Math.max(2, 2 * Math.round(((box.y1 - box.y0) * s) / 2));
+  const layout = layoutPanorama(pitchMid, {
+    projection: options.projection ?? 'cylindrical',
+    // The middle camera's principal point: for a turning pair the middle plane is the image plane of a camera
+    // with the cameras' intrinsics turned half way (panorama-plane.ts), so the image centre.
+    centre: { x: (width - 1) / 2, y: (height - 1) / 2 },
+    focalCandidatesPx: Array.from({ length: 27 }, (_, k) => width * (0.4 + 0.1 * k)),
+    pixelDensity: options.pixelDensity ?? 1,
+    maxWidthPx: options.maxPanoramaWidthPx ?? 7680,
+  });
+  const { scale: s, box } = layout;
+  let panoW = layout.widthPx;
+  let panoH = layout.heightPx;
   const place = [s, 0, -s * box.x0, 0, s, -s * box.y0, 0, 0, 1];
+  // Undistorted camera pixels → the panorama's plane; a cylindrical panorama wraps it (`projection`).
   let imageToPano = toMid.map((m) => normalizeHomography(mul3(place, m)));
+  let cylinder = layout.cylinder && {
+    focalPx: s * layout.cylinder.focalPx,
+    cx: s * (layout.cylinder.cx - box.x0),
+    cy: s * (layout.cylinder.cy - box.y0),
+  };
+  let projection = cylinder ? cylindricalProjection(cylinder.focalPx, cylinder.cx, cylinder.cy) : IDENTITY_PROJECTION;
+  /** Undistorted pixel of camera `cam` → panorama pixel. */
+  const toPanorama = (cam: number, u: number, v: number) =>
+    projection.fromPlane(...apply3(imageToPano[cam] as number[], u, v));
 
   // The output rectangle: what the cameras see, keeping the pitch lines. A translation of every
   // camera's mapping and a smaller size, so the seam alignment below and the stitcher need no special case.
@@ -432,15 +449,16 @@ export async function selfCalibrate(
     const inverses = imageToPano.map((m) => inv3(m));
     const seenAt = (x: number, y: number) =>
       inverses.some((inverse, cam) => {
-        const [u, v] = apply3(inverse, x, y);
+        const [u, v] = apply3(inverse, ...projection.toPlane(x, y));
         if (!Number.isFinite(u)) return false;
         const [du, dv] = distortDivision((lenses[cam] as (typeof lenses)[0]).lens, u, v);
         return du >= 0 && du <= width - 1 && dv >= 0 && dv <= height - 1;
       });
     // The pitch: its line pixels inside their robust box (the same 0.2 % outliers per side the box ignores).
     const pitchPoints: number[] = [];
-    for (const p of pitchMid) {
-      if (p.x < bx0 || p.x > bx1 || p.y < by0 || p.y > by1) continue;
+    const { pitchBox } = layout;
+    for (const p of layout.laidOut) {
+      if (p.x < pitchBox.x0 || p.x > pitchBox.x1 || p.y < pitchBox.y0 || p.y > pitchBox.y1) continue;
       pitchPoints.push(s * (p.x - box.x0), s * (p.y - box.y0));
     }
     const chosen = chooseCoveredCrop({ widthPx: panoW, heightPx: panoH, seen: seenAt, pitchPoints });
@@ -448,6 +466,10 @@ export async function selfCalibrate(
     const { x, y, width: cropW, height: cropH } = chosen.rect;
     const shift = [1, 0, -x, 0, 1, -y, 0, 0, 1];
     imageToPano = imageToPano.map((m) => normalizeHomography(mul3(shift, m)));
+    if (cylinder) {
+      cylinder = { ...cylinder, cx: cylinder.cx - x, cy: cylinder.cy - y };
+      projection = cylindricalProjection(cylinder.focalPx, cylinder.cx, cylinder.cy);
+    }
     panoW = cropW;
     panoH = cropH;
     if (chosen.filled) {
@@ -461,8 +483,8 @@ export async function selfCalibrate(
   const seam: number[] = [];
   for (const i of fit.inliers) {
     const p = pairs[i] as (typeof pairs)[0];
-    const [ax, ay] = apply3(imageToPano[0] as number[], p.a[0], p.a[1]);
-    const [bx, by] = apply3(imageToPano[1] as number[], p.b[0], p.b[1]);
+    const [ax, ay] = toPanorama(0, p.a[0], p.a[1]);
+    const [bx, by] = toPanorama(1, p.b[0], p.b[1]);
     seam.push(Math.hypot(ax - bx, ay - by));
   }
   seam.sort((a, b) => a - b);
@@ -474,6 +496,7 @@ export async function selfCalibrate(
     heightPx: height,
     lens: (lenses[cam] as (typeof lenses)[0]).lens,
     imageToPano: imageToPano[cam] as number[],
+    projection,
   });
   const alignment =
     options.alignSeam === false
@@ -485,8 +508,8 @@ export async function selfCalibrate(
   if (alignment) {
     for (const i of fit.inliers) {
       const p = pairs[i] as (typeof pairs)[0];
-      const [ax, ay] = apply3(imageToPano[0] as number[], p.a[0], p.a[1]);
-      const [bx, by] = apply3(imageToPano[1] as number[], p.b[0], p.b[1]);
+      const [ax, ay] = toPanorama(0, p.a[0], p.a[1]);
+      const [bx, by] = toPanorama(1, p.b[0], p.b[1]);
       // The panorama pixel q with q + warp(q) = b, by fixed-point iteration (the warp is smooth and small).
       let qx = bx;
       let qy = by;
@@ -503,7 +526,7 @@ export async function selfCalibrate(
 
   // Which recorded pixel of a camera a panorama pixel shows (the stitcher's mapping), or null.
   const inside = (cam: number, x: number, y: number) => {
-    const [u, v] = apply3(inv3(imageToPano[cam] as number[]), x, y);
+    const [u, v] = apply3(inv3(imageToPano[cam] as number[]), ...projection.toPlane(x, y));
     if (!Number.isFinite(u)) return null;
     const [du, dv] = distortDivision((lenses[cam] as (typeof lenses)[0]).lens, u, v);
     return du >= 0 && du <= width - 1 && dv >= 0 && dv <= height - 1 ? ([du, dv] as const) : null;
@@ -555,7 +578,7 @@ export async function selfCalibrate(
           ((ty + 0.5) * height) / THUMB_HEIGHT_PX,
         );
         if (!Number.isFinite(u)) continue;
-        const [px, py] = apply3(imageToPano[cam] as number[], u, v);
+        const [px, py] = toPanorama(cam, u, v);
         if (Number.isFinite(px) && inside(other, px, py)) mask[ty * THUMB_WIDTH_PX + tx] = 1;
       }
     }
@@ -597,7 +620,8 @@ export async function selfCalibrate(
       ...(alignment && i === 1 ? { panorama_warp: alignment.warp } : {}),
     })),
     panorama: {
-      projection: 'planar',
+      projection: cylinder ? 'cylindrical' : 'planar',
+      ...(cylinder ? { cylinder: { focal_px: cylinder.focalPx, center_px: [cylinder.cx, cylinder.cy] } } : {}),
       width_px: panoW,
       height_px: panoH,
       intrinsics: { fx: s * width, fy: s * width, cx: panoW / 2, cy: panoH / 2 },
@@ -621,7 +645,7 @@ export async function selfCalibrate(
       ...(lenses[0]?.line
         ? { line_deviation_px: { distorted: lenses[0].line.distortedPx, undistorted: lenses[0].line.undistortedPx } }
         : {}),
-      pixel_density: { min: s * percentile(scales, 0.0), median: s * percentile(scales, 0.5) },
+      pixel_density: layout.density,
       calibration_ms: Math.round(performance.now() - started),
       ...(crop ? { unseen_fraction: crop.unseenFraction } : {}),
     },
