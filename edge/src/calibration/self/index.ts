@@ -8,6 +8,7 @@ export * from './features.ts';
 export * from './lens-distortion.ts';
 export * from './line-straightness.ts';
 export * from './panorama-crop.ts';
+export * from './panorama-frame.ts';
 export * from './panorama-layout.ts';
 export * from './panorama-plane.ts';
 export * from './pitch-lines.ts';

@@ -26,8 +26,6 @@
  */
 import { basename } from 'node:path';
 import {
-  cylindricalProjection,
-  IDENTITY_PROJECTION,
   type Matrix3x3,
   mat3Rows,
   normalizeHomography,
@@ -41,8 +39,8 @@ import { medianFrame } from './background-frame.ts';
 import { type FeatureMatch, matchFeatures } from './features.ts';
 import { brownFromDivision, type DivisionLens, distortDivision, undistortDivision } from './lens-distortion.ts';
 import { dominantLineDeviation, type LineDeviation } from './line-straightness.ts';
-import { chooseCoveredCrop, type PanoramaCrop } from './panorama-crop.ts';
-import { layoutPanorama } from './panorama-layout.ts';
+import type { PanoramaCrop } from './panorama-crop.ts';
+import { framePanorama } from './panorama-frame.ts';
 import { apply3, homographySqrt, inv3, localScale, mul3 } from './panorama-plane.ts';
 import { estimateLensFromLines, linePixels } from './pitch-lines.ts';
 import { pitchPlaneMatches } from './pitch-plane.ts';
@@ -79,11 +77,12 @@ export interface SelfCalibrationOptions {
    */
   homographyFrom?: 'overlap' | 'pitch';
   /**
-   * The panorama: `planar`, the middle plane itself, or `cylindrical`, that plane wrapped on a cylinder whose
-   * focal length gives the smallest panorama that keeps the pitch's density (panorama-layout.ts).
-   * @defaultValue 'cylindrical'
+   * The panorama: `planar`, the middle plane itself; `cylindrical`, that plane wrapped on a cylinder whose
+   * focal length gives the smallest panorama that keeps the pitch's density (panorama-layout.ts); `auto`, the
+   * cylinder unless its crop must keep black pixels where the plane's need not (panorama-frame.ts).
+   * @defaultValue 'auto'
    */
-  projection?: 'planar' | 'cylindrical';
+  projection?: 'auto' | 'planar' | 'cylindrical';
   /** Align the seam (optical flow + least-difference seam, seam-alignment.ts). @defaultValue true */
   alignSeam?: boolean;
   /**
@@ -365,9 +364,22 @@ export async function selfCalibrate(
       best.fit.homography,
       { maxFeatures: options.maxFeatures ?? 4000 },
     );
-    const refined = searchLens(lens, onPitch);
-    if (refined.best.fit && refined.best.fit.inliers.length >= minInliers) ({ lens, best } = refined);
-    else
+    // The lens is chosen on the turf's matches and the overlap's together: the turf's plane is the larger
+    // consensus where the cameras are apart, and every match agrees where they turn about one point.
+    const refined = searchLens(lens, [...onPitch, ...found.matches]);
+    const pitchFit = refined.best.fit;
+    if (pitchFit && pitchFit.inliers.length >= minInliers) {
+      lens = refined.lens;
+      // The overlap's matches that lie on the same plane join (all of them for cameras at one optical centre,
+      // few of the stands' for cameras apart): the fit then spans the whole overlap wherever it can.
+      const onPlane = found.matches.filter((m) => {
+        const a = undistortDivision(lens, m.a[0], m.a[1]) as Point2;
+        const b = undistortDivision(lens, m.b[0], m.b[1]) as Point2;
+        return Number.isFinite(a[0]) && Number.isFinite(b[0]) && transferError(pitchFit.homography, b, a) < 3;
+      });
+      const grown = fitWith(lens, [...onPitch, ...onPlane]);
+      best = grown.fit && grown.fit.inliers.length >= pitchFit.inliers.length ? grown : refined.best;
+    } else
       options.onWarning?.(`pitch plane: ${onPitch.length} matches on the turf, too few: kept the overlap's homography`);
   }
   const { pairs } = best;
@@ -416,68 +428,27 @@ export async function selfCalibrate(
       'no pitch lines found in the cameras (white lines on turf): cannot place the panorama over the pitch',
     );
   }
-  const layout = layoutPanorama(pitchMid, {
-    projection: options.projection ?? 'cylindrical',
-    // The middle camera's principal point: for a turning pair the middle plane is the image plane of a camera
-    // with the cameras' intrinsics turned half way (panorama-plane.ts), so the image centre.
-    centre: { x: (width - 1) / 2, y: (height - 1) / 2 },
-    focalCandidatesPx: Array.from({ length: 27 }, (_, k) => width * (0.4 + 0.1 * k)),
+  if (options.cropToCoverage !== false) step('crop');
+  const framed = framePanorama({
+    pitchMid,
+    toMid,
+    lenses: lenses.map((l) => l.lens),
+    cameraWidthPx: width,
+    cameraHeightPx: height,
+    projection: options.projection ?? 'auto',
     pixelDensity: options.pixelDensity ?? 1,
     maxWidthPx: options.maxPanoramaWidthPx ?? 7680,
+    crop: options.cropToCoverage !== false,
   });
-  const { scale: s, box } = layout;
-  let panoW = layout.widthPx;
-  let panoH = layout.heightPx;
-  const place = [s, 0, -s * box.x0, 0, s, -s * box.y0, 0, 0, 1];
-  // Undistorted camera pixels → the panorama's plane; a cylindrical panorama wraps it (`projection`).
-  let imageToPano = toMid.map((m) => normalizeHomography(mul3(place, m)));
-  let cylinder = layout.cylinder && {
-    focalPx: s * layout.cylinder.focalPx,
-    cx: s * (layout.cylinder.cx - box.x0),
-    cy: s * (layout.cylinder.cy - box.y0),
-  };
-  let projection = cylinder ? cylindricalProjection(cylinder.focalPx, cylinder.cx, cylinder.cy) : IDENTITY_PROJECTION;
+  const { imageToPano, cylinder, projection, widthPx: panoW, heightPx: panoH, crop } = framed;
+  if (crop?.filled) {
+    options.onWarning?.(
+      `panorama ${panoW}×${panoH}: no rectangle the cameras fully see keeps the pitch; kept the pitch, ${(100 * crop.unseenFraction).toFixed(2)} % of its pixels are unseen (filled)`,
+    );
+  }
   /** Undistorted pixel of camera `cam` → panorama pixel. */
   const toPanorama = (cam: number, u: number, v: number) =>
     projection.fromPlane(...apply3(imageToPano[cam] as number[], u, v));
-
-  // The output rectangle: what the cameras see, keeping the pitch lines. A translation of every
-  // camera's mapping and a smaller size, so the seam alignment below and the stitcher need no special case.
-  let crop: SelfCalibration['crop'] = null;
-  if (options.cropToCoverage !== false) {
-    step('crop');
-    const inverses = imageToPano.map((m) => inv3(m));
-    const seenAt = (x: number, y: number) =>
-      inverses.some((inverse, cam) => {
-        const [u, v] = apply3(inverse, ...projection.toPlane(x, y));
-        if (!Number.isFinite(u)) return false;
-        const [du, dv] = distortDivision((lenses[cam] as (typeof lenses)[0]).lens, u, v);
-        return du >= 0 && du <= width - 1 && dv >= 0 && dv <= height - 1;
-      });
-    // The pitch: its line pixels inside their robust box (the same 0.2 % outliers per side the box ignores).
-    const pitchPoints: number[] = [];
-    const { pitchBox } = layout;
-    for (const p of layout.laidOut) {
-      if (p.x < pitchBox.x0 || p.x > pitchBox.x1 || p.y < pitchBox.y0 || p.y > pitchBox.y1) continue;
-      pitchPoints.push(s * (p.x - box.x0), s * (p.y - box.y0));
-    }
-    const chosen = chooseCoveredCrop({ widthPx: panoW, heightPx: panoH, seen: seenAt, pitchPoints });
-    crop = { ...chosen, before: { widthPx: panoW, heightPx: panoH } };
-    const { x, y, width: cropW, height: cropH } = chosen.rect;
-    const shift = [1, 0, -x, 0, 1, -y, 0, 0, 1];
-    imageToPano = imageToPano.map((m) => normalizeHomography(mul3(shift, m)));
-    if (cylinder) {
-      cylinder = { ...cylinder, cx: cylinder.cx - x, cy: cylinder.cy - y };
-      projection = cylindricalProjection(cylinder.focalPx, cylinder.cx, cylinder.cy);
-    }
-    panoW = cropW;
-    panoH = cropH;
-    if (chosen.filled) {
-      options.onWarning?.(
-        `panorama ${panoW}×${panoH}: no rectangle the cameras fully see keeps the pitch; kept the pitch, ${(100 * chosen.unseenFraction).toFixed(2)} % of its pixels are unseen (filled)`,
-      );
-    }
-  }
 
   // Seam error: where the two sides of each inlier match land in the panorama.
   const seam: number[] = [];
@@ -624,7 +595,7 @@ export async function selfCalibrate(
       ...(cylinder ? { cylinder: { focal_px: cylinder.focalPx, center_px: [cylinder.cx, cylinder.cy] } } : {}),
       width_px: panoW,
       height_px: panoH,
-      intrinsics: { fx: s * width, fy: s * width, cx: panoW / 2, cy: panoH / 2 },
+      intrinsics: { fx: framed.scale * width, fy: framed.scale * width, cx: panoW / 2, cy: panoH / 2 },
       rotation: identity,
       translation_m: [0, 0, 0],
       pitch_to_panorama: rows(pitchToPano),
@@ -645,7 +616,7 @@ export async function selfCalibrate(
       ...(lenses[0]?.line
         ? { line_deviation_px: { distorted: lenses[0].line.distortedPx, undistorted: lenses[0].line.undistortedPx } }
         : {}),
-      pixel_density: layout.density,
+      pixel_density: framed.density,
       calibration_ms: Math.round(performance.now() - started),
       ...(crop ? { unseen_fraction: crop.unseenFraction } : {}),
     },
