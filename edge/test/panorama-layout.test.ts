@@ -45,7 +45,7 @@ describe('the panorama layout', () => {
     expect(planar.density.median / planar.density.min).toBeGreaterThan(1.2);
   });
 
-  it('gives way on the density above the width bound', () => {
+  it('gives way on the density above the width or pixel bound', () => {
     const capped = layoutPanorama(points, {
       ...common,
       maxWidthPx: 2000,
@@ -54,5 +54,15 @@ describe('the panorama layout', () => {
     });
     expect(capped.widthPx).toBeLessThanOrEqual(2000);
     expect(capped.density.min).toBeLessThan(1);
+    const uncapped = layoutPanorama(points, { ...common, projection: 'cylindrical', focalCandidatesPx: [f] });
+    const budget = 0.5 * uncapped.widthPx * uncapped.heightPx;
+    const fewer = layoutPanorama(points, {
+      ...common,
+      maxPixels: budget,
+      projection: 'cylindrical',
+      focalCandidatesPx: [f],
+    });
+    expect(fewer.widthPx * fewer.heightPx).toBeLessThanOrEqual(budget * 1.01);
+    expect(fewer.density.min).toBeCloseTo(uncapped.density.min * Math.SQRT1_2, 2);
   });
 });

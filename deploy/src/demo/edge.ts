@@ -25,6 +25,12 @@ import type { PanoramaSegment } from './segment-panorama.ts';
 
 /** Width cap of the panorama when the demo self-calibrates two cameras, pixels. */
 export const DEMO_PANORAMA_MAX_WIDTH_PX = 5120;
+/**
+ * Pixel cap of the panorama (before its crop to what the cameras see) when the demo self-calibrates two
+ * cameras: under one source camera's 5.3 Mpx. The width alone does not bound it since the panorama is
+ * cylindrical (the tsukuba pair: 5120 wide would be 4596×1272, 5.8 Mpx).
+ */
+export const DEMO_PANORAMA_MAX_PIXELS = 5_000_000;
 
 /** What the demo edge stitches. */
 export interface EdgeInput {
@@ -126,11 +132,12 @@ export async function stitchPanorama(input: EdgeInput, workDir: string, signal?:
   if (!input.calibrationPath) {
     // A club's two cameras and no calibration: the edge calibrates the rig from the footage.
     const calibrationStarted = performance.now();
-    // 5120 px wide (3.9 Mpx, under one source camera's 5.3 Mpx) keeps the demo's stitch and detection
-    // practical on a small host; `polyvision edge calibrate` defaults to 7680.
+    // 5120 px wide and 5 Mpx at most (under one source camera's 5.3 Mpx) keep the demo's stitch and detection
+    // practical on a small host; `polyvision edge calibrate` defaults to 7680 px wide, no pixel cap.
     const calibrated = await selfCalibrate(input.cameraPaths, {
       venueId: 'demo-venue',
       maxPanoramaWidthPx: DEMO_PANORAMA_MAX_WIDTH_PX,
+      maxPanoramaPixels: DEMO_PANORAMA_MAX_PIXELS,
       ...(signal ? { signal } : {}),
     });
     const venuePath = join(workDir, 'venue.json');

@@ -37,6 +37,8 @@ export interface FrameInput {
   /** Panorama pixels per source pixel aimed at on the pitch. */
   pixelDensity: number;
   maxWidthPx: number;
+  /** Upper bound on the panorama's pixels before the crop (none when absent). */
+  maxPixels?: number;
   /** Crop to what the cameras see. */
   crop: boolean;
 }
@@ -69,6 +71,7 @@ function frameWith(input: FrameInput, projection: 'planar' | 'cylindrical'): Pan
     focalCandidatesPx: Array.from({ length: 27 }, (_, k) => width * (0.4 + 0.1 * k)),
     pixelDensity: input.pixelDensity,
     maxWidthPx: input.maxWidthPx,
+    ...(input.maxPixels !== undefined ? { maxPixels: input.maxPixels } : {}),
   });
   const { scale: s, box } = layout;
   const place = [s, 0, -s * box.x0, 0, s, -s * box.y0, 0, 0, 1];

@@ -53,6 +53,8 @@ export interface LayoutOptions {
   pixelDensity?: number;
   /** Upper bound on the panorama's width; the density gives way above it. @defaultValue 7680 */
   maxWidthPx?: number;
+  /** Upper bound on the panorama's pixels (before the crop); the density gives way above it. @defaultValue none */
+  maxPixels?: number;
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -97,6 +99,10 @@ function candidate(points: readonly PlanePoint[], cylinder: PanoramaLayout['cyli
   let scale = unconstrained;
   const maxWidth = options.maxWidthPx ?? 7680;
   if ((box.x1 - box.x0) * scale > maxWidth) scale = maxWidth / (box.x1 - box.x0);
+  const areaAtScale = (box.x1 - box.x0) * (box.y1 - box.y0);
+  if (options.maxPixels !== undefined && areaAtScale * scale * scale > options.maxPixels) {
+    scale = Math.sqrt(options.maxPixels / areaAtScale);
+  }
   return {
     scale,
     box,

@@ -11,12 +11,15 @@
  *    (features.ts), undistorted, and a homography camera B → camera A fitted by
  *    RANSAC + normalised DLT (ransac.ts). For cameras mounted together (a
  *    rotating pair) it holds for every depth; otherwise only for the plane its
- *    matches lie on: with `homographyFrom: 'pitch'` it is fitted again (and the
- *    lens re-chosen) on matches in the pitch part of the overlap (pitch-plane.ts).
- * 5. Panorama: the plane half way between the cameras (panorama-plane.ts),
- *    scaled so the pitch keeps at least the source pixel density (capped by
- *    `maxPanoramaWidthPx`), cropped to the pitch with a margin, then to the
- *    largest rectangle the cameras see that keeps the pitch lines (panorama-crop.ts).
+ *    matches lie on: with `homographyFrom: 'pitch'` (the default) it is fitted
+ *    again (and the lens re-chosen) on matches in the pitch part of the overlap
+ *    (pitch-plane.ts), then grown by the first matches on the same plane.
+ * 5. Panorama (panorama-frame.ts): the plane half way between the cameras
+ *    (panorama-plane.ts), on a cylinder unless a plane keeps the picture whole
+ *    where the cylinder cannot (panorama-layout.ts), scaled so the pitch keeps
+ *    at least the source pixel density (capped by `maxPanoramaWidthPx`),
+ *    cropped to the pitch with a margin, then to the largest rectangle the
+ *    cameras see that keeps the pitch lines (panorama-crop.ts).
  * 6. Time offset: motion energy in the overlap, cross-correlated (time-offset.ts).
  * 7. Colour: per-camera RGB gains that meet in the middle over the overlap.
  *
@@ -66,14 +69,16 @@ export interface SelfCalibrationOptions {
   pixelDensity?: number;
   /** Upper bound on the panorama's width; the density gives way above it. @defaultValue 7680 */
   maxPanoramaWidthPx?: number;
+  /** Upper bound on the panorama's pixels (before the crop); the density gives way above it. @defaultValue none */
+  maxPanoramaPixels?: number;
   /** Smallest number of RANSAC inliers accepted. @defaultValue 20 */
   minInliers?: number;
   /**
    * Which matches the homography camera B → A (and the lens) is fitted on: `overlap`, every ORB match of the
    * overlap (on a real rig mostly the stands and trees above the pitch), or `pitch`, then again on matches in the
-   * pitch part of the overlap (pitch-plane.ts): the pitch plane's homography, exact for the pitch whether or not
-   * the cameras share an optical centre (kept only with at least `minInliers` inliers, else `overlap`'s, with a
-   * warning). @defaultValue 'pitch'
+   * pitch part of the overlap (pitch-plane.ts) with the overlap's on the same plane: the pitch plane's
+   * homography, exact for the pitch whether or not the cameras share an optical centre (kept only with at least
+   * `minInliers` inliers, else `overlap`'s, with a warning). @defaultValue 'pitch'
    */
   homographyFrom?: 'overlap' | 'pitch';
   /**
@@ -438,6 +443,7 @@ export async function selfCalibrate(
     projection: options.projection ?? 'auto',
     pixelDensity: options.pixelDensity ?? 1,
     maxWidthPx: options.maxPanoramaWidthPx ?? 7680,
+    ...(options.maxPanoramaPixels !== undefined ? { maxPixels: options.maxPanoramaPixels } : {}),
     crop: options.cropToCoverage !== false,
   });
   const { imageToPano, cylinder, projection, widthPx: panoW, heightPx: panoH, crop } = framed;
