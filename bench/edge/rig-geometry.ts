@@ -6,33 +6,25 @@
  * frame with each and measures
  * - where the inlier matches lie (rows of camera A, distorted pixels) and the lens chosen,
  * - the seam error with the homographies alone and after the seam alignment, and the largest warp it needed,
- * - the kink of the near touchline at the seam (which runs along the halfway line): with the pitch registered
- *   from the 17 markings of bench/label/tsukuba-pair/pitch-points.json (read off the camera frames by eye), the
- *   touchline's direction in the panorama from 6 to 1 m left of the halfway line and from 1 to 6 m right of it,
- *   and the angle between the two (straight or smoothly curved: near 0),
+ * - the kink of the near touchline at the seam: in the stitched frame, how far the touchline within 3 % of the
+ *   width of where the seam crosses it lies from a parabola fitted to it 3–20 % either side (median, px;
+ *   straight or smoothly curved: ~0; a kink leaves its vertex off),
  * - the panorama's size, pixel density on the pitch lines (min / median) and unseen share,
- * - that registration's fit (RMS / worst, m).
+ * - the pitch registered from the 17 markings of bench/label/tsukuba-pair/pitch-points.json (read off the
+ *   camera frames by eye): the fit's RMS and worst point, m.
  * Writes bench/results/edge-rig-geometry.json and docs/stitch-tsukuba-geometry.jpg (the three, top to bottom).
  *
  * Usage: node bench/edge/rig-geometry.ts [--at-s 2]
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createStitcher, readPitchPoints, registerPitch, selfCalibrate } from '../../edge/src/index.ts';
-import { resolveFfmpegPath, spawnChild } from '../../shared/src/index.ts';
+import { oneFrameClips, runFfmpeg, tsukubaPairOrSkip } from './tsukuba-pair.ts';
 
 const { values } = parseArgs({ options: { 'at-s': { type: 'string', default: '2' } } });
-const ffmpeg = resolveFfmpegPath();
-const cams = ['../shared/footage/tsukuba-left.mp4', '../shared/footage/tsukuba-right.mp4'];
-if (!cams.every((p) => existsSync(p))) {
-  process.stderr.write(`skipped: ${cams.join(', ')} missing\n`);
-  process.exit(0);
-}
-const run = (args: string[]) =>
-  spawnChild(ffmpeg, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], { stdout: 'ignore' }).done;
+const cams = tsukubaPairOrSkip();
 
 /**
  * The near touchline in a grey panorama: per column in [x0, x1), the first row from the top of the lowest 40 %
@@ -116,13 +108,7 @@ const variants = [
 ] as const;
 const work = await mkdtemp(join(tmpdir(), 'bench-rig-geometry-'));
 try {
-  const frames = await Promise.all(
-    cams.map(async (p, i) => {
-      const out = join(work, `frame-${i}.mp4`);
-      await run(['-ss', String(values['at-s']), '-i', p, '-frames:v', '1', '-c:v', 'libx264', '-qp', '0', out]);
-      return { cameraId: `c${i}`, path: out };
-    }),
-  );
+  const frames = await oneFrameClips(cams, work, Number(values['at-s']));
   const rows: Record<string, unknown>[] = [];
   const pictures: string[] = [];
   for (const { name, homographyFrom, projection } of variants) {
@@ -143,7 +129,7 @@ try {
     await stitcher.stitch(frames, pano);
     // A 1920-wide picture of the frame.
     const picture = join(work, `${name}.png`);
-    await run(['-i', pano, '-frames:v', '1', '-vf', 'scale=1920:-2', picture]);
+    await runFfmpeg(['-i', pano, '-frames:v', '1', '-vf', 'scale=1920:-2', picture]);
     pictures.push(picture);
     const ys = cal.inlierMatches.map((m) => m.a[1]).sort((a, b) => a - b);
     const q = (p: number) => Math.round(ys[Math.floor(p * (ys.length - 1))] ?? Number.NaN);
@@ -157,7 +143,7 @@ try {
     // The near touchline either side of where the seam crosses it.
     const { width_px: w, height_px: h } = venue.panorama;
     const grayPath = join(work, `${name}.gray`);
-    await run(['-i', pano, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'gray', grayPath]);
+    await runFfmpeg(['-i', pano, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'gray', grayPath]);
     const gray = new Uint8Array(await readFile(grayPath));
     const seam = venue.panorama.seam_x_px ?? [];
     const seamX = seam.length ? (seam[Math.round(0.8 * (seam.length - 1))] as number) : w / 2;
@@ -184,7 +170,7 @@ try {
     process.stderr.write(`${JSON.stringify(row)}\n`);
     rows.push(row);
   }
-  await run([
+  await runFfmpeg([
     ...pictures.flatMap((p) => ['-i', p]),
     '-filter_complex',
     `${pictures.map((_, i) => `[${i}:v]`).join('')}vstack=inputs=${pictures.length}`,

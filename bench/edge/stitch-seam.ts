@@ -9,25 +9,19 @@
  * Usage: node bench/edge/stitch-seam.ts [--at-s 2] [--crop-width 1200]
  * Writes bench/results/edge-stitch-seam.json and docs/stitch-tsukuba-seam.jpg.
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createStitcher, selfCalibrate } from '../../edge/src/index.ts';
-import { resolveFfmpegPath, spawnChild, type VenueCalibration } from '../../shared/src/index.ts';
+import type { VenueCalibration } from '../../shared/src/index.ts';
+
+import { oneFrameClips, runFfmpeg, tsukubaPairOrSkip } from './tsukuba-pair.ts';
 
 const { values } = parseArgs({
   options: { 'at-s': { type: 'string', default: '2' }, 'crop-width': { type: 'string', default: '1200' } },
 });
-const ffmpeg = resolveFfmpegPath();
-const cams = ['../shared/footage/tsukuba-left.mp4', '../shared/footage/tsukuba-right.mp4'];
-if (!cams.every((p) => existsSync(p))) {
-  process.stderr.write(`skipped: ${cams.join(', ')} missing\n`);
-  process.exit(0);
-}
-const run = (args: string[]) =>
-  spawnChild(ffmpeg, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args], { stdout: 'ignore' }).done;
+const cams = tsukubaPairOrSkip();
 const work = await mkdtemp(join(tmpdir(), 'bench-seam-'));
 try {
   const steps: Record<string, number> = {};
@@ -52,14 +46,7 @@ try {
   delete before.panorama.seam_feather_px;
   await writeFile(join(work, 'venue.json'), JSON.stringify(after));
 
-  // One frame of each camera as a tiny lossless clip.
-  const frames = await Promise.all(
-    cams.map(async (p, i) => {
-      const out = join(work, `frame-${i}.mp4`);
-      await run(['-ss', String(values['at-s']), '-i', p, '-frames:v', '1', '-c:v', 'libx264', '-qp', '0', out]);
-      return { cameraId: `c${i}`, path: out };
-    }),
-  );
+  const frames = await oneFrameClips(cams, work, Number(values['at-s']));
   const seam = after.panorama.seam_x_px ?? [];
   const seamMid = seam.length ? [...seam].sort((a, b) => a - b)[seam.length >> 1]! : after.panorama.width_px / 2;
   const cropW = Number(values['crop-width']);
@@ -76,7 +63,7 @@ try {
     const pano = join(work, `${name}.mp4`);
     await stitcher.stitch(frames, pano);
     const crop = join(work, `${name}.png`);
-    await run([
+    await runFfmpeg([
       '-i',
       pano,
       '-frames:v',
@@ -86,11 +73,11 @@ try {
       crop,
     ]).catch(() =>
       // drawtext needs a font; without one the crop is written unlabelled.
-      run(['-i', pano, '-frames:v', '1', '-vf', `crop=${cropW}:${after.panorama.height_px}:${cropX}:0`, crop]),
+      runFfmpeg(['-i', pano, '-frames:v', '1', '-vf', `crop=${cropW}:${after.panorama.height_px}:${cropX}:0`, crop]),
     );
     crops.push(crop);
   }
-  await run([
+  await runFfmpeg([
     '-i',
     crops[0]!,
     '-i',
