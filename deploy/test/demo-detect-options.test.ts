@@ -49,6 +49,9 @@ describe('pnpm demo detector options', () => {
     const fp32 = parseDemoArgs(['--precision', 'fp32'], repoRoot, repoRoot, { DETECT_PRECISION: 'int8' });
     expect(fp32 !== 'help' && fp32.stageEnv.DETECT_PRECISION).toBe('fp32');
     expect(() => parseDemoArgs(['--precision', 'fp16'], repoRoot, repoRoot, {})).toThrow(/--precision fp16/);
+    const tta = parseDemoArgs(['--tta', 'flip'], repoRoot, repoRoot, {});
+    expect(tta !== 'help' && tta.stageEnv.DETECT_TTA).toBe('flip');
+    expect(() => parseDemoArgs(['--tta', 'rotate'], repoRoot, repoRoot, {})).toThrow(/--tta rotate/);
     const still = parseDemoArgs(['--camera-motion', 'off'], repoRoot, repoRoot, {});
     expect(still !== 'help' && [still.stageEnv.DETECT_CAMERA_MOTION, still.stageEnv.TRACK_CAMERA_MOTION]).toEqual([
       'off',

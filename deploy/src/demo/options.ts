@@ -66,6 +66,8 @@ Options:
                             like 60px (source pixels)             (DETECT_TILING) [auto]
   --precision <p>           auto | fp32 | int8: the model's int8 rendition runs on the CPU
                             under auto                            (DETECT_PRECISION) [auto]
+  --tta <none|flip>         flip: every tile inferred mirrored too and the two passes
+                            fused (more people found; twice the inference) (DETECT_TTA) [none]
   --camera-motion <on|off>  measure the camera's motion between analysed frames and
                             move the tracks with it (a panning camera)
                             (DETECT_CAMERA_MOTION, TRACK_CAMERA_MOTION) [on]
@@ -115,6 +117,7 @@ export function parseDemoArgs(
         'score-threshold': { type: 'string' },
         tiling: { type: 'string' },
         precision: { type: 'string' },
+        tta: { type: 'string' },
         'camera-motion': { type: 'string' },
         'analysis-fps': { type: 'string' },
         'vcam-size': { type: 'string' },
@@ -211,6 +214,10 @@ export function parseDemoArgs(
   if (precision !== undefined && !['auto', 'fp32', 'int8'].includes(precision)) {
     throw new ValidationError('demo_usage', `--precision ${precision}: expected auto, fp32 or int8`);
   }
+  const tta = text('tta');
+  if (tta !== undefined && !['none', 'flip'].includes(tta)) {
+    throw new ValidationError('demo_usage', `--tta ${tta}: expected none or flip`);
+  }
   const cameraMotion = text('camera-motion');
   if (cameraMotion !== undefined && !['on', 'off'].includes(cameraMotion)) {
     throw new ValidationError('demo_usage', `--camera-motion ${cameraMotion}: expected on or off`);
@@ -249,6 +256,7 @@ export function parseDemoArgs(
         : {}),
       ...(tiling ? { DETECT_TILING: tiling } : {}),
       ...(precision ? { DETECT_PRECISION: precision } : {}),
+      ...(tta ? { DETECT_TTA: tta } : {}),
       ...(cameraMotion ? { DETECT_CAMERA_MOTION: cameraMotion, TRACK_CAMERA_MOTION: cameraMotion } : {}),
       ...(scoreThreshold !== undefined ? { DETECT_SCORE_THRESHOLD: String(scoreThreshold) } : {}),
     },

@@ -94,6 +94,8 @@ export const DetectionsHeaderSchema = z.object({
     /** fp32 or int8 (`sha256` is that file's); absent in older files: fp32. */
     precision: z.enum(['fp32', 'int8']).optional(),
     tiles: z.number().int().positive(),
+    /** `flip` when every tile was inferred mirrored too and the passes fused (flip-fusion.ts); absent: one pass. */
+    testTimeAugmentation: z.literal('flip').optional(),
   }),
   classes: z.array(z.enum(DETECTION_CLASSES)),
   /** The tile grid used (absent in older files); `source`: hint, estimated, unknown (whole frame), grid, off. */

@@ -5,6 +5,7 @@ import { decodeYolov8, decodeYolox } from './decode/decode-yolo.ts';
 import { type ModelLayout, type ResolvedLayout, resolveLayout } from './decode/layout.ts';
 import { type CompiledDetectOptions, compileDetectOptions, type DetectOptions } from './detect-options.ts';
 import type { Detection } from './detections-format.ts';
+import { fuseFlipPasses, mirrorChw } from './flip-fusion.ts';
 import type { BoxXyxy, Region } from './geometry.ts';
 import { type BgrImage, type InputSpec, type LetterboxTransform, letterboxInto, letterboxScale } from './letterbox.ts';
 import { readModelCard } from './model/model-card.ts';
@@ -69,8 +70,8 @@ export interface PersonHeightEstimate {
 export interface PreparedBatch {
   tensor: ort.Tensor;
   frameCount: number;
-  /** One per image in the tensor: which frame and how to map back. */
-  items: { frame: number; transform: LetterboxTransform }[];
+  /** One per image in the tensor: which frame, how to map back, and whether it is the mirrored pass's. */
+  items: { frame: number; transform: LetterboxTransform; mirrored: boolean }[];
   plan: DetectPlan;
 }
 
@@ -451,7 +452,12 @@ export class Detector {
 
   /** Frames (whole) that fit in one inference batch under `plan`; at least 1. */
   framesPerBatch(plan: DetectPlan): number {
-    return Math.max(1, Math.floor(this.info.batchSize / plan.tiles.length));
+    return Math.max(1, Math.floor(this.info.batchSize / (plan.tiles.length * this.#passes())));
+  }
+
+  /** Inference passes per tile: 2 with flip test-time augmentation. */
+  #passes(): number {
+    return this.options.testTimeAugmentation === 'flip' ? 2 : 1;
   }
 
   /**
@@ -464,9 +470,12 @@ export class Detector {
   prepare(frames: readonly BgrImage[], plan: DetectPlan): PreparedBatch[] {
     const { inputWidth: W, inputHeight: H } = plan;
     const spec = { ...this.#spec, inputWidth: W, inputHeight: H };
-    const images: { frame: number; image: BgrImage; region: Region }[] = [];
+    const images: { frame: number; image: BgrImage; region: Region; mirrored: boolean }[] = [];
     frames.forEach((image, frame) => {
-      for (const region of plan.tiles) images.push({ frame, image, region });
+      for (const region of plan.tiles) {
+        images.push({ frame, image, region, mirrored: false });
+        if (this.#passes() === 2) images.push({ frame, image, region, mirrored: true });
+      }
     });
     const batches: PreparedBatch[] = [];
     for (let start = 0; start < images.length; start += this.info.batchSize) {
@@ -475,10 +484,11 @@ export class Detector {
       const length = size * 3 * W * H;
       const pooled = this.#pool.findIndex((b) => b.length === length);
       const data = pooled >= 0 ? this.#pool.splice(pooled, 1)[0]! : new Float32Array(length);
-      const items = chunk.map((item, i) => ({
-        frame: item.frame,
-        transform: letterboxInto(item.image, item.region, spec, data, i * 3 * W * H, plan.tileScale),
-      }));
+      const items = chunk.map((item, i) => {
+        const transform = letterboxInto(item.image, item.region, spec, data, i * 3 * W * H, plan.tileScale);
+        if (item.mirrored) mirrorChw(data, i * 3 * W * H, W, H);
+        return { frame: item.frame, transform, mirrored: item.mirrored };
+      });
       batches.push({
         tensor: new ort.Tensor('float32', data, [size, 3, H, W]),
         frameCount: frames.length,
@@ -498,7 +508,10 @@ export class Detector {
   async infer(batches: readonly PreparedBatch[]): Promise<Detection[][]> {
     const first = batches[0];
     if (!first) return [];
-    const perFrame: Candidate[][] = Array.from({ length: first.frameCount }, () => []);
+    // Per pass (recorded, mirrored), per frame.
+    const perPass: Candidate[][][] = Array.from({ length: this.#passes() }, () =>
+      Array.from({ length: first.frameCount }, () => []),
+    );
     const { plan } = first;
     const toSourceX = plan.sourceWidth / plan.decodeWidth;
     const toSourceY = plan.sourceHeight / plan.decodeHeight;
@@ -531,31 +544,50 @@ export class Detector {
                 decoded: this.options.yoloxDecoded,
               });
         const t = item.transform;
-        for (const c of candidates) {
+        for (const candidate of candidates) {
+          // A mirrored tile's box mirrored back across the input's width.
+          const c = item.mirrored
+            ? {
+                ...candidate,
+                box: [
+                  plan.inputWidth - candidate.box[2],
+                  candidate.box[1],
+                  plan.inputWidth - candidate.box[0],
+                  candidate.box[3],
+                ] as BoxXyxy,
+              }
+            : candidate;
           const box: BoxXyxy = [
             clamp(((c.box[0] - t.padX) / t.scale + t.regionX) * toSourceX, 0, plan.sourceWidth),
             clamp(((c.box[1] - t.padY) / t.scale + t.regionY) * toSourceY, 0, plan.sourceHeight),
             clamp(((c.box[2] - t.padX) / t.scale + t.regionX) * toSourceX, 0, plan.sourceWidth),
             clamp(((c.box[3] - t.padY) / t.scale + t.regionY) * toSourceY, 0, plan.sourceHeight),
           ];
-          if (box[2] - box[0] >= 1 && box[3] - box[1] >= 1) perFrame[item.frame]!.push({ ...c, box });
+          if (box[2] - box[0] >= 1 && box[3] - box[1] >= 1)
+            perPass[item.mirrored ? 1 : 0]![item.frame]!.push({ ...c, box });
         }
       });
     }
-    return perFrame.map((candidates) =>
-      classWiseNms(
-        candidates,
-        this.options.nmsIouThreshold,
-        this.options.maxDetectionsPerFrame,
-        // One person is one box whatever role the model leans to: people suppress each other.
-        (classId) => (PERSON_CLASSES.has(this.options.classMap[classId] ?? '') ? 'person' : classId),
-        this.options.nmsContainmentThreshold,
-      ).map((c) => ({
-        class: this.options.classMap[c.classId]!,
-        score: Math.min(1, Math.max(0, c.score)),
-        box: c.box,
-      })),
+    const suppressed = perPass.map((perFrame) =>
+      perFrame.map((candidates) =>
+        classWiseNms(
+          candidates,
+          this.options.nmsIouThreshold,
+          this.options.maxDetectionsPerFrame,
+          // One person is one box whatever role the model leans to: people suppress each other.
+          (classId) => (PERSON_CLASSES.has(this.options.classMap[classId] ?? '') ? 'person' : classId),
+          this.options.nmsContainmentThreshold,
+        ).map(
+          (c): Detection => ({
+            class: this.options.classMap[c.classId]!,
+            score: Math.min(1, Math.max(0, c.score)),
+            box: c.box,
+          }),
+        ),
+      ),
     );
+    const [recorded, mirrored] = suppressed as [Detection[][], Detection[][] | undefined];
+    return mirrored ? recorded.map((d, frame) => fuseFlipPasses(d, mirrored[frame] ?? [])) : recorded;
   }
 
   /** Runs the bare session on a tensor (for benchmarks: the baseline without pre/post-processing). */

@@ -113,6 +113,8 @@ export const detectEnvSchema = z.object({
   DETECT_EXECUTION_PROVIDER: envEnum(['auto', 'cpu', 'cuda'] as const, 'auto'),
   /** fp32, int8 (the model card's rendition), or auto: int8 on the CPU (`DetectOptions.precision`). */
   DETECT_PRECISION: envEnum(['auto', 'fp32', 'int8'] as const, 'auto'),
+  /** `flip`: every tile inferred mirrored too, the passes fused (`DetectOptions.testTimeAugmentation`). */
+  DETECT_TTA: envEnum(['none', 'flip'] as const, 'none'),
   /** onnxruntime's intra-op threads busy-wait between operators (`DetectOptions.threadSpinning`). */
   DETECT_ORT_SPINNING: envEnum(['on', 'off'] as const, 'off'),
   /** Each row of scale-chosen tiles inferred as one strip (`DetectOptions.tileStrips`). */
@@ -149,6 +151,7 @@ export async function detectOptionsFromEnv(env: z.infer<typeof detectEnvSchema>)
     classMap: env.DETECT_CLASS_MAP,
     executionProvider: env.DETECT_EXECUTION_PROVIDER,
     precision: env.DETECT_PRECISION,
+    testTimeAugmentation: env.DETECT_TTA,
     threadSpinning: env.DETECT_ORT_SPINNING === 'on',
     tileStrips: env.DETECT_TILE_STRIPS === 'on',
     tiling,

@@ -140,6 +140,7 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
       executionProvider: detector.info.executionProvider,
       precision: detector.info.precision,
       tiles: plan.tiles.length,
+      ...(detector.options.testTimeAugmentation === 'flip' ? { testTimeAugmentation: 'flip' as const } : {}),
     },
     tiling: {
       mode: detector.options.tiling.mode,

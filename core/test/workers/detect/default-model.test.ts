@@ -288,3 +288,45 @@ describe('default player detector in int8 (what CPU workers run)', () => {
     }
   });
 });
+
+describe('default player detector with flip test-time augmentation (DETECT_TTA=flip)', () => {
+  it("finds one pass's people, and the mirror of a frame gives the mirror of its boxes", async () => {
+    const onePass = await Detector.open(await detectOptionsFromEnv(loadConfig(detectEnvSchema, {})));
+    const tta = await Detector.open(await detectOptionsFromEnv(loadConfig(detectEnvSchema, { DETECT_TTA: 'flip' })));
+    try {
+      expect(tta.options.testTimeAugmentation).toBe('flip');
+      const frames: BgrImage[] = [];
+      const inputPath = join(dir, 'clip', 'camera-0.mp4');
+      for await (const frame of readVideoFrames(inputPath, { info: await probeVideo(inputPath), fps: 5 }))
+        frames.push(frame);
+      const plan = onePass.plan(1280, 720, 20);
+      // The mirrored pass's boxes come back where the people are: fused with the recorded pass's, they find
+      // one pass's confident people again at IoU > 0.7.
+      await expectSamePeople({ detector: onePass, plan }, { detector: tta, plan }, frames, 40, 0.9);
+      // A mirrored frame swaps the two passes: its fused boxes are the mirror of the frame's (a box mapped
+      // back to the wrong place, or by the wrong width, would not be).
+      const mirror = (image: BgrImage): BgrImage => {
+        const data = new Uint8Array(image.data.length);
+        for (let y = 0; y < image.height; y++) {
+          for (let x = 0; x < image.width; x++) {
+            const from = (y * image.width + image.width - 1 - x) * 3;
+            data.set(image.data.subarray(from, from + 3), (y * image.width + x) * 3);
+          }
+        }
+        return { ...image, data };
+      };
+      const frame = frames[0] as BgrImage;
+      const [direct = []] = await tta.infer(tta.prepare([frame], plan));
+      const [ofMirror = []] = await tta.infer(tta.prepare([mirror(frame)], plan));
+      const confident = direct.filter((d) => d.score >= CARD.low && d.class !== 'ball');
+      expect(confident.length).toBeGreaterThan(5);
+      for (const d of confident) {
+        const mirrored: BoxXyxy = [1280 - d.box[2], d.box[1], 1280 - d.box[0], d.box[3]];
+        expect(Math.max(...ofMirror.map((m) => iou(m.box, mirrored)))).toBeGreaterThan(0.9);
+      }
+    } finally {
+      await onePass.close();
+      await tta.close();
+    }
+  });
+});

@@ -1,0 +1,157 @@
+/**
+ * Test-time augmentation by horizontal flip (`DetectOptions.testTimeAugmentation: 'flip'`, `DETECT_TTA=flip`,
+ * the demo's `--tta flip`; core/src/workers/detect/flip-fusion.ts) against one pass, on the real validation
+ * frames.
+ *
+ *   node bench/detect/flip-tta.ts
+ *
+ * The default detector (the card's scoring and tiling, the int8 rendition on the CPU, as the stage runs it) on
+ * the 51 frames of the held-out matches 121364, 54745b, 573e61 of ../shared/datasets/football-players-detection,
+ * opened twice in one process: one pass (the shipped default) and flip TTA, with one tile plan. People (player +
+ * goalkeeper + referee): AP50, the best recall at precision ≥ 0.90 and ≥ 0.95 (scores swept in steps of 0.01),
+ * P / R at the card's tracker `high`; the ball's AP50; the time per 1920×1080 frame (prepare + inference + NMS +
+ * fusion, decode excluded; the two interleaved, best of 3 rounds over the 51 frames).
+ * Writes bench/results/detect-flip-tta.json and prints a table.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { DEFAULT_MODEL_PATH, DEFAULT_MODEL_PERSON_HEIGHT_PX } from '../../core/src/workers/detect/handler.ts';
+import {
+  type BgrImage,
+  type Detection,
+  Detector,
+  type FrameDetections,
+  parseTilingSetting,
+} from '../../core/src/workers/detect/index.ts';
+import { evaluateDetections } from '../../core/src/workers/quality/evaluate-detections.ts';
+import { readGroundTruth } from '../../core/src/workers/quality/ground-truth.ts';
+import { scoringOptions } from './scoring.ts';
+
+const exec = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const DATASET = join(root, '..', 'shared', 'datasets', 'football-players-detection');
+const VALIDATION_MATCHES = ['121364', '54745b', '573e61'];
+const W = 1920;
+const H = 1080;
+if (!existsSync(join(DATASET, 'images'))) {
+  process.stdout.write(`skipped: ${join(DATASET, 'images')} is missing\n`);
+  process.exit(0);
+}
+
+const labelsDir = join(root, '.cache', 'bench-detect', 'val-labels');
+await mkdir(labelsDir, { recursive: true });
+const images = (await readdir(join(DATASET, 'images')))
+  .filter((f) => VALIDATION_MATCHES.includes(f.split('_')[0] as string) && f.endsWith('.jpg'))
+  .sort();
+for (const image of images) {
+  const label = image.replace(/\.jpg$/, '.txt');
+  await copyFile(join(DATASET, 'labels', label), join(labelsDir, label));
+}
+
+async function decode(path: string, width: number, height: number): Promise<BgrImage> {
+  const filters = `scale=${width}:${height}:flags=area,format=bgr24`;
+  const { stdout } = await exec('ffmpeg', ['-v', 'error', '-i', path, '-vf', filters, '-f', 'rawvideo', 'pipe:1'], {
+    encoding: 'buffer',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return { width, height, data: stdout };
+}
+
+const scoring = await scoringOptions('card', DEFAULT_MODEL_PATH);
+const open = (testTimeAugmentation: 'none' | 'flip') =>
+  Detector.open({
+    ...scoring.options,
+    model: { path: DEFAULT_MODEL_PATH },
+    modelVersion: `flip-tta-${testTimeAugmentation}`,
+    layout: 'auto',
+    classMap: { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' },
+    tiling: { ...parseTilingSetting('auto'), modelPersonHeightPx: DEFAULT_MODEL_PERSON_HEIGHT_PX },
+    precision: 'auto',
+    testTimeAugmentation,
+  });
+const detectors = { 'one pass (default)': await open('none'), 'flip TTA': await open('flip') };
+const first = detectors['one pass (default)'];
+const sample = await Promise.all(
+  [0.125, 0.375, 0.625, 0.875].map((f) =>
+    decode(join(DATASET, 'images', images[Math.floor(f * images.length)] as string), W, H),
+  ),
+);
+// One tile plan for both (the one pass's estimate), so that only the augmentation differs.
+const estimate = await first.estimatePersonHeight(sample);
+const plan = first.plan(W, H, estimate.personHeightPx, estimate.personHeightPx !== undefined);
+const frames: BgrImage[] = [];
+for (const image of images)
+  frames.push(await decode(join(DATASET, 'images', image), plan.decodeWidth, plan.decodeHeight));
+const found = new Map<string, Detection[][]>();
+const msPerFrame = new Map<string, number>();
+for (let round = 0; round < 3; round++) {
+  for (const [name, detector] of Object.entries(detectors)) {
+    const perFrame: Detection[][] = [];
+    const started = performance.now();
+    for (const frame of frames) perFrame.push((await detector.infer(detector.prepare([frame], plan)))[0] ?? []);
+    const ms = (performance.now() - started) / frames.length;
+    msPerFrame.set(name, Math.min(ms, msPerFrame.get(name) ?? Number.POSITIVE_INFINITY));
+    found.set(name, perFrame);
+  }
+}
+for (const detector of Object.values(detectors)) await detector.close();
+
+const gt = await readGroundTruth(labelsDir, { imageSize: { width: W, height: H } });
+const high = scoring.high ?? 0.5;
+const rows: Record<string, unknown>[] = [];
+process.stdout.write(
+  `| pass | people AP50 | R at P ≥ 0.90 | R at P ≥ 0.95 | P / R at high ${high} | ball AP50 | ms / frame |\n|---|---|---|---|---|---|---|\n`,
+);
+for (const [name, perFrame] of found) {
+  const evaluated: FrameDetections[] = perFrame.map((d, i) => ({
+    frame: i,
+    sourceFrame: i,
+    tMs: i * 1000,
+    detections: d,
+  }));
+  const row = (minScore: number, cls: string) =>
+    evaluateDetections(gt, evaluated, 1, { minScore }).rows.find((r) => r.class === cls);
+  let recallAt90 = 0;
+  let recallAt95 = 0;
+  for (let t = 0.05; t < 0.95; t += 0.01) {
+    const people = row(t, 'people');
+    if (people && people.precision >= 0.9) recallAt90 = Math.max(recallAt90, people.recall);
+    if (people && people.precision >= 0.95) recallAt95 = Math.max(recallAt95, people.recall);
+  }
+  const all = row(0.01, 'people');
+  const atHigh = row(high, 'people');
+  const ball = row(0.01, 'ball');
+  rows.push({
+    pass: name,
+    peopleAp50: all?.ap,
+    recallAtPrecision90: recallAt90,
+    recallAtPrecision95: recallAt95,
+    atHigh: { minScore: high, precision: atHigh?.precision, recall: atHigh?.recall },
+    ballAp50: ball?.ap,
+    msPerFrame: msPerFrame.get(name),
+  });
+  process.stdout.write(
+    `| ${name} | ${all?.ap.toFixed(3)} | ${recallAt90.toFixed(3)} | ${recallAt95.toFixed(3)} | ${atHigh?.precision.toFixed(3)} / ${atHigh?.recall.toFixed(3)} | ${ball?.ap.toFixed(3)} | ${msPerFrame.get(name)?.toFixed(1)} |\n`,
+  );
+}
+await writeFile(
+  join(root, 'bench', 'results', 'detect-flip-tta.json'),
+  `${JSON.stringify(
+    {
+      command: 'node bench/detect/flip-tta.ts',
+      model: { sha256: first.info.sha256.slice(0, 12), precision: first.info.precision },
+      tiling: plan.grid,
+      frames: images.length,
+      rows,
+      loadAverage1m: loadavg()[0],
+      measuredAt: new Date().toISOString(),
+    },
+    null,
+    2,
+  )}\n`,
+);
