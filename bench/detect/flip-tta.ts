@@ -13,13 +13,10 @@
  * fusion, decode excluded; the two interleaved, best of 3 rounds over the 51 frames).
  * Writes bench/results/detect-flip-tta.json and prints a table.
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { DEFAULT_MODEL_PATH, DEFAULT_MODEL_PERSON_HEIGHT_PX } from '../../core/src/workers/detect/handler.ts';
 import {
   type BgrImage,
@@ -30,37 +27,14 @@ import {
 } from '../../core/src/workers/detect/index.ts';
 import { evaluateDetections } from '../../core/src/workers/quality/evaluate-detections.ts';
 import { readGroundTruth } from '../../core/src/workers/quality/ground-truth.ts';
+import { decodeFrame, validationFrames } from './real-validation.ts';
 import { scoringOptions } from './scoring.ts';
 
-const exec = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const DATASET = join(root, '..', 'shared', 'datasets', 'football-players-detection');
-const VALIDATION_MATCHES = ['121364', '54745b', '573e61'];
 const W = 1920;
 const H = 1080;
-if (!existsSync(join(DATASET, 'images'))) {
-  process.stdout.write(`skipped: ${join(DATASET, 'images')} is missing\n`);
-  process.exit(0);
-}
-
 const labelsDir = join(root, '.cache', 'bench-detect', 'val-labels');
-await mkdir(labelsDir, { recursive: true });
-const images = (await readdir(join(DATASET, 'images')))
-  .filter((f) => VALIDATION_MATCHES.includes(f.split('_')[0] as string) && f.endsWith('.jpg'))
-  .sort();
-for (const image of images) {
-  const label = image.replace(/\.jpg$/, '.txt');
-  await copyFile(join(DATASET, 'labels', label), join(labelsDir, label));
-}
-
-async function decode(path: string, width: number, height: number): Promise<BgrImage> {
-  const filters = `scale=${width}:${height}:flags=area,format=bgr24`;
-  const { stdout } = await exec('ffmpeg', ['-v', 'error', '-i', path, '-vf', filters, '-f', 'rawvideo', 'pipe:1'], {
-    encoding: 'buffer',
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return { width, height, data: stdout };
-}
+const images = await validationFrames(labelsDir);
 
 const scoring = await scoringOptions('card', DEFAULT_MODEL_PATH);
 const open = (testTimeAugmentation: 'none' | 'flip') =>
@@ -77,16 +51,13 @@ const open = (testTimeAugmentation: 'none' | 'flip') =>
 const detectors = { 'one pass (default)': await open('none'), 'flip TTA': await open('flip') };
 const first = detectors['one pass (default)'];
 const sample = await Promise.all(
-  [0.125, 0.375, 0.625, 0.875].map((f) =>
-    decode(join(DATASET, 'images', images[Math.floor(f * images.length)] as string), W, H),
-  ),
+  [0.125, 0.375, 0.625, 0.875].map((f) => decodeFrame(images[Math.floor(f * images.length)] as string, W, H)),
 );
 // One tile plan for both (the one pass's estimate), so that only the augmentation differs.
 const estimate = await first.estimatePersonHeight(sample);
 const plan = first.plan(W, H, estimate.personHeightPx, estimate.personHeightPx !== undefined);
 const frames: BgrImage[] = [];
-for (const image of images)
-  frames.push(await decode(join(DATASET, 'images', image), plan.decodeWidth, plan.decodeHeight));
+for (const image of images) frames.push(await decodeFrame(image, plan.decodeWidth, plan.decodeHeight));
 const found = new Map<string, Detection[][]>();
 const msPerFrame = new Map<string, number>();
 for (let round = 0; round < 3; round++) {

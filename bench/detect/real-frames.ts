@@ -27,8 +27,7 @@
  * Writes bench/results/detect-real-<name>.json and prints the eval table.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,12 +40,11 @@ import {
   formatFrameLine,
   parseTilingSetting,
 } from '../../core/src/workers/detect/index.ts';
+import { decodeFrame, VALIDATION_MATCHES, validationFrames } from './real-validation.ts';
 import { type Scoring, scoringOptions } from './scoring.ts';
 
 const exec = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const DATASET = join(root, '..', 'shared', 'datasets', 'football-players-detection');
-const VALIDATION_MATCHES = ['121364', '54745b', '573e61'];
 /** The broadcaster's watermark on every frame of the set (x1, y1, x2, y2 at 1920×1080), with a margin. */
 const WATERMARK = [1340, 950, 1850, 1040] as const;
 
@@ -65,10 +63,6 @@ const { values } = parseArgs({
   },
 });
 
-if (!existsSync(join(DATASET, 'images'))) {
-  process.stdout.write(`skipped: ${join(DATASET, 'images')} is missing\n`);
-  process.exit(0);
-}
 const classMap: Record<number, DetectionClass> = {};
 for (const pair of values['class-map'].split(',')) {
   const [id, name] = pair.split(':');
@@ -88,26 +82,7 @@ const name =
     ?.replace(/\.onnx$/, '')}-${values.tiling}`;
 const work = join(root, '.cache', 'bench-detect');
 const labelsDir = join(work, 'val-labels');
-await mkdir(labelsDir, { recursive: true });
-
-const images = (await readdir(join(DATASET, 'images')))
-  .filter((f) => VALIDATION_MATCHES.includes(f.split('_')[0]!) && f.endsWith('.jpg'))
-  .sort();
-for (const image of images) {
-  await copyFile(
-    join(DATASET, 'labels', image.replace(/\.jpg$/, '.txt')),
-    join(labelsDir, image.replace(/\.jpg$/, '.txt')),
-  );
-}
-
-async function decode(path: string, width: number, height: number): Promise<BgrImage> {
-  const { stdout } = await exec(
-    'ffmpeg',
-    ['-v', 'error', '-i', path, '-vf', `scale=${width}:${height}:flags=area,format=bgr24`, '-f', 'rawvideo', 'pipe:1'],
-    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
-  );
-  return { width, height, data: stdout };
-}
+const images = await validationFrames(labelsDir);
 
 const scoring = await scoringOptions(values.scoring as Scoring, values.model);
 const detector = await Detector.open({
@@ -126,9 +101,7 @@ let personHeightPx: number | undefined;
 let estimated = false;
 if (detector.options.tiling.mode === 'auto' && !detector.options.tiling.personHeightPx) {
   const sample = await Promise.all(
-    [0.125, 0.375, 0.625, 0.875].map((f) =>
-      decode(join(DATASET, 'images', images[Math.floor(f * images.length)]!), W, H),
-    ),
+    [0.125, 0.375, 0.625, 0.875].map((f) => decodeFrame(images[Math.floor(f * images.length)]!, W, H)),
   );
   const estimate = await detector.estimatePersonHeight(sample);
   personHeightPx = estimate.personHeightPx;
@@ -167,8 +140,7 @@ const header = {
 };
 const lines = [`${JSON.stringify(header)}\n`];
 const frames: BgrImage[] = [];
-for (const image of images)
-  frames.push(await decode(join(DATASET, 'images', image), plan.decodeWidth, plan.decodeHeight));
+for (const image of images) frames.push(await decodeFrame(image, plan.decodeWidth, plan.decodeHeight));
 for (const [i, frame] of frames.entries()) {
   const [detections] = await detector.infer(detector.prepare([frame], plan));
   lines.push(formatFrameLine({ frame: i, sourceFrame: i, tMs: i * 1000, detections: detections ?? [] }));
