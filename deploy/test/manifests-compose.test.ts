@@ -242,6 +242,13 @@ describe('Dockerfiles', () => {
     },
   );
 
+  it('the GPU image runs the detector with flip test-time augmentation, the CPU image with one pass', async () => {
+    const gpu = await readFile(path.join(deployDir, 'Dockerfile.gpu'), 'utf8');
+    const cpu = await readFile(path.join(deployDir, 'Dockerfile'), 'utf8');
+    expect(gpu).toMatch(/^\s+DETECT_TTA=flip \\$/m);
+    expect(cpu).not.toContain('DETECT_TTA');
+  });
+
   it('dockerfile-utils reports a broken Dockerfile (it validates for real)', async () => {
     const diagnostics = await lintDockerfile('FROM node:24\nRUNN echo\nEXPOSE abc\nUSER\n');
     expect(diagnostics.map((d) => d.message)).toEqual([
