@@ -6,64 +6,59 @@
 import { buildRig, mat3FromRows, mat3Invert, panoramaProjectionOf, venueCalibrationOf } from '@polyvision/shared';
 import { describe, expect, it } from 'vitest';
 import { apply3, distortDivision } from '../src/calibration/index.ts';
-import { computeRemapMaps, stitchArgs, UNMAPPED } from '../src/stitch/index.ts';
+import { computeRemapMaps, type RemapMaps, stitchArgs, UNMAPPED } from '../src/stitch/index.ts';
 
 const venue = venueCalibrationOf(
   buildRig({ cameraCount: 3, widthPx: 320, heightPx: 180, heightM: 20, setbackM: 30, panoramaWidthPx: 720 }),
   'lens-test',
 );
 
+/**
+ * Every `stride`-th panorama pixel camera `camera` sees in `maps` samples the recorded pixel `expected(x, y)`
+ * gives (rounded, clamped to the 320×180 frame), and at least a quarter of them differ from `plain`'s maps.
+ */
+function expectSamples(
+  maps: RemapMaps,
+  plain: RemapMaps,
+  camera: number,
+  stride: number,
+  expected: (x: number, y: number) => readonly [number, number],
+): void {
+  const cam = maps.cameras[camera];
+  let checked = 0;
+  let differs = 0;
+  for (let k = 0; k < maps.widthPx * maps.heightPx; k += stride) {
+    if (cam?.xmap[k] === UNMAPPED) continue;
+    const x = k % maps.widthPx;
+    const [u, v] = expected(x, (k - x) / maps.widthPx);
+    expect(cam?.xmap[k]).toBe(Math.max(0, Math.min(319, Math.round(u))));
+    expect(cam?.ymap[k]).toBe(Math.max(0, Math.min(179, Math.round(v))));
+    if (plain.cameras[camera]?.xmap[k] !== cam?.xmap[k]) differs++;
+    checked++;
+  }
+  expect(checked).toBeGreaterThan(100);
+  expect(differs).toBeGreaterThan(checked / 4);
+}
+
 describe('remap maps with a lens', () => {
   it('sample each panorama pixel at distort(H⁻¹·p) of the division model', () => {
     const lens = { lambda: -0.2, center_px: [159.5, 89.5] as [number, number], norm_px: Math.hypot(320, 180) / 2 };
     const withLens = { ...venue, cameras: venue.cameras.map((c) => ({ ...c, division_model: lens })) };
-    const plain = computeRemapMaps(venue);
-    const maps = computeRemapMaps(withLens, { minPitchCoverage: 0 });
-    const cam = maps.cameras[1];
     const inverse = mat3Invert(mat3FromRows(withLens.cameras[1]?.image_to_panorama ?? []));
-    let checked = 0;
-    let differs = 0;
-    for (let k = 0; k < maps.widthPx * maps.heightPx; k += 97) {
-      if (cam?.xmap[k] === UNMAPPED) continue;
-      const x = k % maps.widthPx;
-      const y = (k - x) / maps.widthPx;
-      const [u, v] = apply3(inverse, x, y);
-      const [du, dv] = distortDivision(
-        { lambda: lens.lambda, cx: lens.center_px[0], cy: lens.center_px[1], normPx: lens.norm_px },
-        u,
-        v,
-      );
-      expect(cam?.xmap[k]).toBe(Math.max(0, Math.min(319, Math.round(du))));
-      expect(cam?.ymap[k]).toBe(Math.max(0, Math.min(179, Math.round(dv))));
-      if (plain.cameras[1]?.xmap[k] !== cam?.xmap[k]) differs++;
-      checked++;
-    }
-    expect(checked).toBeGreaterThan(100);
-    expect(differs).toBeGreaterThan(checked / 4);
+    const division = { lambda: lens.lambda, cx: lens.center_px[0], cy: lens.center_px[1], normPx: lens.norm_px };
+    expectSamples(computeRemapMaps(withLens, { minPitchCoverage: 0 }), computeRemapMaps(venue), 1, 97, (x, y) =>
+      distortDivision(division, ...apply3(inverse, x, y)),
+    );
   });
 
   it('sample each pixel of a cylindrical panorama at H⁻¹ of its plane point', () => {
     const cylinder = { focal_px: 500, center_px: [360, 60] as [number, number] };
     const wrapped = { ...venue, panorama: { ...venue.panorama, projection: 'cylindrical' as const, cylinder } };
-    const plain = computeRemapMaps(venue);
-    const maps = computeRemapMaps(wrapped, { minPitchCoverage: 0 });
     const projection = panoramaProjectionOf(wrapped.panorama);
-    const cam = maps.cameras[0];
     const inverse = mat3Invert(mat3FromRows(venue.cameras[0]?.image_to_panorama ?? []));
-    let checked = 0;
-    let differs = 0;
-    for (let k = 0; k < maps.widthPx * maps.heightPx; k += 89) {
-      if (cam?.xmap[k] === UNMAPPED) continue;
-      const x = k % maps.widthPx;
-      const y = (k - x) / maps.widthPx;
-      const [u, v] = apply3(inverse, ...projection.toPlane(x, y));
-      expect(cam?.xmap[k]).toBe(Math.max(0, Math.min(319, Math.round(u))));
-      expect(cam?.ymap[k]).toBe(Math.max(0, Math.min(179, Math.round(v))));
-      if (plain.cameras[0]?.xmap[k] !== cam?.xmap[k]) differs++;
-      checked++;
-    }
-    expect(checked).toBeGreaterThan(100);
-    expect(differs).toBeGreaterThan(checked / 4);
+    expectSamples(computeRemapMaps(wrapped, { minPitchCoverage: 0 }), computeRemapMaps(venue), 0, 89, (x, y) =>
+      apply3(inverse, ...projection.toPlane(x, y)),
+    );
   });
 });
 

@@ -10,6 +10,7 @@
  * a few pixels, often seen by one pass only: its boxes keep the larger score (a union), matched or not.
  */
 import type { Detection } from './detections-format.ts';
+import { iou } from './geometry.ts';
 
 /** In-place horizontal mirror of one CHW float image of `width × height` at `offset`. */
 export function mirrorChw(data: Float32Array, offset: number, width: number, height: number): void {
@@ -23,14 +24,6 @@ export function mirrorChw(data: Float32Array, offset: number, width: number, hei
       }
     }
   }
-}
-
-function iou(a: Detection['box'], b: Detection['box']): number {
-  const w = Math.min(a[2], b[2]) - Math.max(a[0], b[0]);
-  const h = Math.min(a[3], b[3]) - Math.max(a[1], b[1]);
-  const inter = Math.max(0, w) * Math.max(0, h);
-  const union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
-  return union > 0 ? inter / union : 0;
 }
 
 const kindOf = (d: Detection) => (d.class === 'ball' ? 'ball' : 'person');

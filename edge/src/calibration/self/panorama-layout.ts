@@ -17,6 +17,8 @@
  * at the sides and bottom, 25 % above (the far stands).
  */
 
+import { cylindricalProjection } from '@polyvision/shared';
+
 /** A pitch-line pixel on the middle plane and its density scale there (plane units per source pixel). */
 export interface PlanePoint {
   x: number;
@@ -57,7 +59,8 @@ export interface LayoutOptions {
   maxPixels?: number;
 }
 
-function percentile(sorted: readonly number[], p: number): number {
+/** The value at fraction `p` (0–1) of an ascending list (nearest rank, rounding down); 0 for an empty one. */
+export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))] ?? 0;
 }
 
@@ -65,18 +68,17 @@ function percentile(sorted: readonly number[], p: number): number {
 function candidate(points: readonly PlanePoint[], cylinder: PanoramaLayout['cylinder'], options: LayoutOptions) {
   const laidOut: Array<{ x: number; y: number }> = [];
   const scales: number[] = [];
+  const wrap = cylinder ? cylindricalProjection(cylinder.focalPx, cylinder.cx, cylinder.cy) : null;
   for (const p of points) {
-    if (!cylinder) {
+    if (!cylinder || !wrap) {
       laidOut.push({ x: p.x, y: p.y });
       scales.push(p.scale);
       continue;
     }
-    const { focalPx: f, cx, cy } = cylinder;
-    const dx = p.x - cx;
-    const r = Math.hypot(f, dx);
-    laidOut.push({ x: cx + f * Math.atan2(dx, f), y: cy + (f * (p.y - cy)) / r });
-    // The cylinder's Jacobian determinant is cos³θ: linear scale cos^1.5 θ.
-    scales.push(p.scale * (f / r) ** 1.5);
+    const [x, y] = wrap.fromPlane(p.x, p.y);
+    laidOut.push({ x, y });
+    // The cylinder's Jacobian determinant is cos³θ (cos θ = f / √(f² + dx²)): linear scale cos^1.5 θ.
+    scales.push(p.scale * (cylinder.focalPx / Math.hypot(cylinder.focalPx, p.x - cylinder.cx)) ** 1.5);
   }
   const xs = laidOut.map((p) => p.x).sort((a, b) => a - b);
   const ys = laidOut.map((p) => p.y).sort((a, b) => a - b);

@@ -44,6 +44,7 @@ import { brownFromDivision, type DivisionLens, distortDivision, undistortDivisio
 import { dominantLineDeviation, type LineDeviation } from './line-straightness.ts';
 import type { PanoramaCrop } from './panorama-crop.ts';
 import { framePanorama } from './panorama-frame.ts';
+import { percentile } from './panorama-layout.ts';
 import { apply3, homographySqrt, inv3, localScale, mul3 } from './panorama-plane.ts';
 import { estimateLensFromLines, linePixels } from './pitch-lines.ts';
 import { pitchPlaneMatches } from './pitch-plane.ts';
@@ -156,10 +157,6 @@ function cameraIdOf(path: string, index: number): string {
     .replace(SAFE_ID, '-')
     .replace(/^-+/, '');
   return /^[a-z0-9]/.test(stem) ? stem.slice(0, 64) : `camera-${index}`;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))] ?? 0;
 }
 
 /** Luma statistics of a grey frame: mean and standard deviation. */
