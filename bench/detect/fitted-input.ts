@@ -102,7 +102,7 @@ try {
     const msPerTile = (performance.now() - t0) / 20;
     await detector.close();
     // Tracks as the track stage makes them from these detections (whole clip).
-    const card = await modelCardThresholds(DEFAULT_MODEL_PATH, detections.header.model.sha256);
+    const card = await modelCardThresholds(DEFAULT_MODEL_PATH, detections.header.model);
     const pitchRegion = pitchRegionOf(clip.venue, clip.width, clip.height);
     const appearance = storedAppearanceFeatures(detections);
     const tracks = trackClip(detections, {

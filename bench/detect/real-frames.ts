@@ -4,6 +4,7 @@
  *   node bench/detect/real-frames.ts [--model PATH] [--layout auto|yolov8|yolox] [--class-map 0:player,…]
  *        [--tiling auto|off|CxR|NNpx] [--model-person-height PX] [--name ROW] [--speed-frames N]
  *        [--scoring card|legacy] [--nms-containment 0.8 (1: off)] [--precision auto|fp32|int8]
+ *        [--verifier auto|off]
  *
  * `--scoring` (bench/detect/scoring.ts): `card` (default, as the stage from player-detector 2.1:
  * the model card's per-class floors, merged person score, 25th-percentile first pass) or `legacy`
@@ -60,6 +61,7 @@ const { values } = parseArgs({
     scoring: { type: 'string', default: 'card' },
     'nms-containment': { type: 'string' },
     precision: { type: 'string', default: 'auto' },
+    verifier: { type: 'string', default: 'auto' },
   },
 });
 
@@ -84,7 +86,7 @@ const work = join(root, '.cache', 'bench-detect');
 const labelsDir = join(work, 'val-labels');
 const images = await validationFrames(labelsDir);
 
-const scoring = await scoringOptions(values.scoring as Scoring, values.model);
+const scoring = await scoringOptions(values.scoring as Scoring, values.model, values.verifier as 'auto' | 'off');
 const detector = await Detector.open({
   ...scoring.options,
   model: { path: values.model },
@@ -126,6 +128,7 @@ const header = {
     executionProvider: detector.info.executionProvider,
     precision: detector.info.precision,
     tiles: plan.tiles.length,
+    ...(detector.info.verifier ? { verifier: detector.info.verifier } : {}),
   },
   tiling: {
     mode: detector.options.tiling.mode,

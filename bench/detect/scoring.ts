@@ -5,9 +5,11 @@
  *   best role's score, the tiling first pass takes the median height of people scoring ≥ 0.4;
  * - `card` (from 2.1, what the stage does with the default model): the model card's per-class
  *   floors (people at the tracker's `low`, the ball at `ball`), merged person score
- *   `1 − ∏(1 − p_class)`, first pass at the 25th percentile of people scoring ≥ the card's `high`.
+ *   `1 − ∏(1 − p_class)`, first pass at the 25th percentile of people scoring ≥ the card's `high`; with the
+ *   card's person verifier (`verifier: 'auto'`, from 3.3) the thresholds on its fused score, else on the
+ *   detector's own (`verifier.tracker_unverified`).
  */
-import { type DetectOptions, readModelCard } from '../../core/src/workers/detect/index.ts';
+import { type DetectOptions, readModelCard, scoreFloorsOf } from '../../core/src/workers/detect/index.ts';
 
 export type Scoring = 'legacy' | 'card';
 
@@ -15,6 +17,7 @@ export type Scoring = 'legacy' | 'card';
 export async function scoringOptions(
   scoring: Scoring,
   modelPath: string,
+  verifier: 'auto' | 'off' = 'auto',
 ): Promise<{ options: Partial<DetectOptions>; high: number | undefined }> {
   const card = await readModelCard(modelPath);
   if (scoring === 'legacy') {
@@ -24,8 +27,12 @@ export async function scoringOptions(
       high: card ? 0.531 : undefined,
     };
   }
+  // The card's thresholds are on the verified score; without its verifier, on the detector's own (as the stage).
+  const tracker = card && (verifier === 'off' ? (card.verifier?.unverified ?? card.tracker) : card.tracker);
   return {
-    options: card ? { classScoreFloors: card.scoreFloors, confidentScore: card.tracker.high } : {},
-    high: card?.tracker.high,
+    options: tracker
+      ? { classScoreFloors: scoreFloorsOf(tracker), confidentScore: tracker.high, verifier }
+      : { verifier },
+    high: tracker?.high,
   };
 }

@@ -57,7 +57,7 @@ export async function stageDetections(
  * Motion only (no `appearance`), as these benches have always tracked.
  */
 export async function stageTrackOptions(clip: SyntheticClip, detections: DetectionsFile): Promise<TrackOptions> {
-  const card = await modelCardThresholds(DEFAULT_MODEL_PATH, detections.header.model.sha256);
+  const card = await modelCardThresholds(DEFAULT_MODEL_PATH, detections.header.model);
   return {
     lostTrackBufferAt30Fps: 30,
     interpolateGapFrames: 20,

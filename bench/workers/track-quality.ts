@@ -204,7 +204,7 @@ function measure(rate: number, picked: number[], result: TrackedClip, truth: Tra
 const sourceFeatures = storedAppearanceFeatures(source) ?? (await appearanceFeatures(clip.panoramaPath, source));
 const region = pitchRegionOf(clip.venue, clip.width, clip.height) ?? undefined;
 // As the track stage: the model card's thresholds for the model that made the detections (track/handler.ts).
-const card = await modelCardThresholds(DEFAULT_MODEL_PATH, source.header.model.sha256);
+const card = await modelCardThresholds(DEFAULT_MODEL_PATH, source.header.model);
 const stageDefaults: TrackOptions = {
   lostTrackBufferAt30Fps: 30,
   interpolateGapFrames: 20,

@@ -52,6 +52,9 @@ describe('pnpm demo detector options', () => {
     const tta = parseDemoArgs(['--tta', 'flip'], repoRoot, repoRoot, {});
     expect(tta !== 'help' && tta.stageEnv.DETECT_TTA).toBe('flip');
     expect(() => parseDemoArgs(['--tta', 'rotate'], repoRoot, repoRoot, {})).toThrow(/--tta rotate/);
+    const verifier = parseDemoArgs(['--verifier', 'off'], repoRoot, repoRoot, {});
+    expect(verifier !== 'help' && verifier.stageEnv.DETECT_VERIFIER).toBe('off');
+    expect(() => parseDemoArgs(['--verifier', 'maybe'], repoRoot, repoRoot, {})).toThrow(/--verifier maybe/);
     const still = parseDemoArgs(['--camera-motion', 'off'], repoRoot, repoRoot, {});
     expect(still !== 'help' && [still.stageEnv.DETECT_CAMERA_MOTION, still.stageEnv.TRACK_CAMERA_MOTION]).toEqual([
       'off',

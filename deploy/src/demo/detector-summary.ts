@@ -7,7 +7,10 @@ import type { ArtifactRef } from '@polyvision/shared';
 
 /** What the demo tells about its detector run (from the detections file's header). */
 export interface DetectorSummary {
-  /** The model version, with the precision and provider it ran at: `player-detector-3.2 (int8, cpu)`. */
+  /**
+   * The model version, with the precision and provider it ran at and whether the person verifier rescored
+   * its people: `player-detector-3.3 (int8, cpu, verified)`.
+   */
   model: string;
   /** `CxR (…)`: the tile grid and why it was chosen. */
   tiling: string | null;
@@ -29,7 +32,7 @@ export async function detectorSummaryOf(outDir: string, detections: string | nul
   }
   lines.close();
   let header: {
-    model?: { version?: string; tiles?: number; precision?: string; executionProvider?: string };
+    model?: { version?: string; tiles?: number; precision?: string; executionProvider?: string; verifier?: unknown };
     tiling?: { columns: number; rows: number; source: string; personHeightPx?: number; scale: number };
     warnings?: string[];
   };
@@ -39,7 +42,9 @@ export async function detectorSummaryOf(outDir: string, detections: string | nul
     return null;
   }
   const t = header.tiling;
-  const ran = [header.model?.precision, header.model?.executionProvider].filter(Boolean).join(', ');
+  const ran = [header.model?.precision, header.model?.executionProvider, header.model?.verifier ? 'verified' : '']
+    .filter(Boolean)
+    .join(', ');
   return {
     model: `${header.model?.version ?? 'unknown'}${ran ? ` (${ran})` : ''}`,
     tiling: t

@@ -68,6 +68,8 @@ Options:
                             under auto                            (DETECT_PRECISION) [auto]
   --tta <none|flip>         flip: every tile inferred mirrored too and the two passes
                             fused (more people found; twice the inference) (DETECT_TTA) [none]
+  --verifier <auto|off>     auto: the model card's person verifier rescores every person
+                            box; off: the detector's own scores   (DETECT_VERIFIER) [auto]
   --camera-motion <on|off>  measure the camera's motion between analysed frames and
                             move the tracks with it (a panning camera)
                             (DETECT_CAMERA_MOTION, TRACK_CAMERA_MOTION) [on]
@@ -118,6 +120,7 @@ export function parseDemoArgs(
         tiling: { type: 'string' },
         precision: { type: 'string' },
         tta: { type: 'string' },
+        verifier: { type: 'string' },
         'camera-motion': { type: 'string' },
         'analysis-fps': { type: 'string' },
         'vcam-size': { type: 'string' },
@@ -218,6 +221,10 @@ export function parseDemoArgs(
   if (tta !== undefined && !['none', 'flip'].includes(tta)) {
     throw new ValidationError('demo_usage', `--tta ${tta}: expected none or flip`);
   }
+  const verifier = text('verifier');
+  if (verifier !== undefined && !['auto', 'off'].includes(verifier)) {
+    throw new ValidationError('demo_usage', `--verifier ${verifier}: expected auto or off`);
+  }
   const cameraMotion = text('camera-motion');
   if (cameraMotion !== undefined && !['on', 'off'].includes(cameraMotion)) {
     throw new ValidationError('demo_usage', `--camera-motion ${cameraMotion}: expected on or off`);
@@ -257,6 +264,7 @@ export function parseDemoArgs(
       ...(tiling ? { DETECT_TILING: tiling } : {}),
       ...(precision ? { DETECT_PRECISION: precision } : {}),
       ...(tta ? { DETECT_TTA: tta } : {}),
+      ...(verifier ? { DETECT_VERIFIER: verifier } : {}),
       ...(cameraMotion ? { DETECT_CAMERA_MOTION: cameraMotion, TRACK_CAMERA_MOTION: cameraMotion } : {}),
       ...(scoreThreshold !== undefined ? { DETECT_SCORE_THRESHOLD: String(scoreThreshold) } : {}),
     },

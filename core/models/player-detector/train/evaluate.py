@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -100,6 +101,7 @@ class Model:
     def __init__(self, path: Path, yolox: bool = False):
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 2
+        self.path = path
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         self.input = self.session.get_inputs()[0].name
         _, _, self.height, self.width = self.session.get_inputs()[0].shape
@@ -109,9 +111,14 @@ class Model:
         self.yolox = yolox
         self.seconds = 0.0
         self.frames = 0
+        self.verifier: Verifier | None = None
+        self.candidate_floor: float | None = None
+        # The last frame as the model saw it: letterboxed input (uint8 HxWx3), scale, pad x, pad y.
+        self.last_input: tuple[np.ndarray, float, float, float] | None = None
 
     def raw(self, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         img, scale, px, py = letterbox(frame, self.height, self.width, centre=not self.yolox)
+        self.last_input = (img, scale, px, py)
         if self.yolox:
             x = img[..., ::-1].astype(np.float32).transpose(2, 0, 1)[None]
         else:
@@ -140,7 +147,45 @@ class Model:
         return xyxy, scores
 
 
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class Verifier:
+    """The person verifier (verifier.py): rescores person boxes from windows of the frame the detector saw."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 2
+        self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+    def rescore(
+        self, model: Model, found: list[tuple[float, np.ndarray]], floor: float = 0.0
+    ) -> list[tuple[float, np.ndarray]]:
+        """`found` (score, box in frame px) of the model's last frame scoring >= `floor`, with fused scores
+        detector ** (1 - WEIGHT) * verifier ** WEIGHT, best first."""
+        found = [d for d in found if d[0] >= floor]
+        from verifier_window import WEIGHT, sample, window
+
+        if not found or model.last_input is None:
+            return found
+        img, scale, px, py = model.last_input
+        windows = []
+        for _, box in found:
+            x0, y0, x1, y1 = window(box * scale + np.array([px, py, px, py]))
+            windows.append(sample(img, x0, y0, x1, y1))
+        x = (np.floor(np.stack(windows) + 0.5) / 255.0).astype(np.float32).transpose(0, 3, 1, 2)
+        p = self.session.run(None, {"windows": x})[0][:, 0]
+        fused = [(float(s ** (1 - WEIGHT) * q ** WEIGHT), box) for (s, box), q in zip(found, p)]
+        return sorted(fused, key=lambda d: -d[0])
+
+
 PERSON_SCORE = "noisy-or"
+# Detector scores from which the person verifier may look at the candidates (`candidate_floor`): the highest
+# that keeps the verified recall at precision 0.9 and 0.95 of verifying every candidate (within RECALL_SLACK).
+CANDIDATE_FLOORS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35)
+RECALL_SLACK = 0.002
 
 
 def people_score(scores: np.ndarray) -> np.ndarray:
@@ -216,14 +261,21 @@ def at_threshold(table: dict, positives: int, threshold: float) -> dict:
 
 def evaluate(model: Model, images: np.ndarray, labels: np.ndarray, min_score: float, iou_min: float) -> dict:
     groups = list(CLASS_NAMES) + ["people", "ball_centre_within_4px"]
+    if model.verifier:
+        groups += ["people_unverified"] + [f"people_from_{floor}" for floor in CANDIDATE_FLOORS]
     acc = {g: ([], [], 0) for g in groups}
     for f in range(len(images)):
         gt = labels[labels[:, 0] == f]
         dets = detections(*model.raw(np.asarray(images[f])), min_score)
+        if model.verifier:
+            dets["people_unverified"] = dets["people"]
+            for floor in CANDIDATE_FLOORS:
+                dets[f"people_from_{floor}"] = model.verifier.rescore(model, dets["people"], floor)
+            dets["people"] = dets[f"people_from_{CANDIDATE_FLOORS[0]}"]
         for g in groups:
-            if g == "people":
+            if g.startswith("people"):
                 sel = np.isin(gt[:, 1], PEOPLE)
-                d = dets["people"]
+                d = dets[g]
             elif g == "ball_centre_within_4px":
                 sel = gt[:, 1] == BALL
                 d = dets["ball"]
@@ -246,12 +298,36 @@ def summarise(tables: dict, score: float) -> dict:
     out = {}
     for g, (table, positives) in tables.items():
         out[g] = {**at_threshold(table, positives, score), "ap50": table["ap50"]}
+        if g in ("people", "people_unverified"):
+            out[g]["recall_at_precision"] = {
+                str(p): round(recall_at_precision(table, p), 4) for p in (0.9, 0.95)
+            }
         if g in ("people", "ball", "ball_centre_within_4px"):
             out[g]["sweep"] = {
                 str(t): {k: round(v, 4) for k, v in at_threshold(table, positives, t).items() if k in ("precision", "recall")}
                 for t in SWEEP
             }
     return out
+
+
+def candidate_floor(tables: dict) -> float:
+    """The highest of CANDIDATE_FLOORS from which verified people keep the recall at precision 0.9 and 0.95 of
+    verifying every candidate (within RECALL_SLACK): the verifier's cost is per candidate."""
+    every = tables[f"people_from_{CANDIDATE_FLOORS[0]}"][0]
+    best = CANDIDATE_FLOORS[0]
+    for floor in CANDIDATE_FLOORS:
+        table = tables[f"people_from_{floor}"][0]
+        if all(recall_at_precision(table, p) >= recall_at_precision(every, p) - RECALL_SLACK for p in (0.9, 0.95)):
+            best = floor
+        else:
+            break
+    return best
+
+
+def recall_at_precision(table: dict, precision: float) -> float:
+    """The highest recall at any score whose precision is still >= `precision` (0 if none)."""
+    ok = np.nonzero(table["precision"] >= precision)[0]
+    return float(table["recall"][ok[-1]]) if len(ok) else 0.0
 
 
 def tracker_thresholds(table: dict) -> dict:
@@ -316,13 +392,24 @@ def main() -> None:
     ap.add_argument("--speed-repeats", type=int, default=15)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--person-score", choices=("noisy-or", "max"), default="noisy-or")
+    ap.add_argument("--version", help="the first model's version label (DETECT_MODEL_VERSION), written to the card")
+    ap.add_argument("--verifier", action="append", default=[],
+                    help="NAME=PATH: rescore model NAME's people with this person verifier (verifier.py)")
     args = ap.parse_args()
     global PERSON_SCORE
     PERSON_SCORE = args.person_score
     models = {k: Model(Path(v)) for k, v in (m.split("=", 1) for m in args.model)}
+    for spec in args.verifier:
+        name, path = spec.split("=", 1)
+        models[name].verifier = Verifier(Path(path))
     if args.yolox:
         models["yolox_nano"] = Model(args.yolox, yolox=True)
+    first_name, first_path = args.model[0].split("=", 1)
     result: dict = {
+        # What the detect stage reads besides the thresholds: the file, its version label, its nominal input.
+        "model": Path(first_path).name,
+        **({"version": args.version} if args.version else {}),
+        "input": [1, 3, models[first_name].height, models[first_name].width],
         "person_score": args.person_score, "iou_threshold": args.iou, "score_threshold": args.score, "min_score": args.min_score,
         "models": {k: str(Path(v).name) for k, v in (m.split("=", 1) for m in args.model)}, "datasets": {},
     }
@@ -335,6 +422,10 @@ def main() -> None:
         for mname, model in models.items():
             started = time.time()
             tables = evaluate(model, images, labels, args.min_score, args.iou)
+            if model.verifier:
+                # What the stage writes: the verified candidates from the card's floor (set on the first dataset).
+                model.candidate_floor = model.candidate_floor or candidate_floor(tables)
+                tables["people"] = tables[f"people_from_{model.candidate_floor}"]
             entry = summarise(tables, args.score)
             entry["tracker_thresholds"] = {
                 **tracker_thresholds(tables["people"][0]),
@@ -347,7 +438,8 @@ def main() -> None:
             p = entry["people"]
             b = entry["ball"]
             print(
-                f"{dname:10s} {mname:11s} people P {p['precision']:.3f} R {p['recall']:.3f} AP50 {p['ap50']:.3f} | "
+                f"{dname:10s} {mname:11s} people P {p['precision']:.3f} R {p['recall']:.3f} AP50 {p['ap50']:.3f} "
+                f"R@P0.9 {p['recall_at_precision']['0.9']:.3f} R@P0.95 {p['recall_at_precision']['0.95']:.3f} | "
                 f"ball P {b['precision']:.3f} R {b['recall']:.3f} | {time.time() - started:.0f}s",
                 flush=True,
             )
@@ -358,6 +450,26 @@ def main() -> None:
         **first_data["results"][first_model]["tracker_thresholds"],
         "source": f"{first_model} on {next(iter(result['datasets']))} ({first_data['path']}); see MODEL_CARD.md",
     }
+    first_model_obj = models[first_model]
+    if first_model_obj.verifier:
+        # The card's person verifier: `tracker` above is on its fused score of the candidates from
+        # `candidate_floor` up (what the stage writes), `tracker_unverified` on the detector's own
+        # (DETECT_VERIFIER=off).
+        from verifier_window import CONTEXT, HEIGHT, WEIGHT, WIDTH
+
+        people_unverified = first_tables[first_model]["people_unverified"][0]
+        result["verifier"] = {
+            "file": first_model_obj.verifier.path.name,
+            "sha256": sha256_of(first_model_obj.verifier.path),
+            "detector_sha256": sha256_of(first_model_obj.path),
+            "weight": WEIGHT,
+            "window": {"width": WIDTH, "height": HEIGHT, "context": CONTEXT},
+            "candidate_floor": first_model_obj.candidate_floor,
+            "tracker_unverified": {
+                **tracker_thresholds(people_unverified),
+                "ball": result["tracker"]["ball"],
+            },
+        }
     result["ms_per_1280x720_frame"] = speed(models, args.speed_repeats)
     print("ms per 1280x720 frame (onnxruntime run, 2 threads):", result["ms_per_1280x720_frame"])
     print(json.dumps(result, indent=2))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces core/models/player-detector/player-detector.onnx and its metrics:
+# Reproduces core/models/player-detector/player-detector.onnx, its person verifier and its metrics:
 # synthetic dataset from the TypeScript generator (training seeds 100-109,
 # held-out seeds 900-901), the real football-players-detection frames split by
 # match (split.json), two synthetic-only stages, a mixed real + synthetic stage
@@ -32,6 +32,9 @@
 #                    3.1's player-detector.onnx, what the polish stage produces)
 #   POLISH_STEPS, POLISH_MINUTES length of the polish stage (steps, wall-clock cap)
 #   NEG_STEPS, NEG_MINUTES   length of the hard-negative stage (steps, wall-clock cap)
+#   DETECTOR_ONNX=path skip the detector's six stages and use these weights as they are (version 3.3 was
+#                    made this way: version 3.2's player-detector.onnx, unchanged, and its person verifier)
+#   VERIFIER_STEPS   length of the person verifier's training (verifier.py)
 set -euo pipefail
 cd "$(dirname "$0")"
 WORK=${WORK:-/tmp/player-detector}
@@ -45,6 +48,7 @@ POLISH_STEPS=${POLISH_STEPS:-8000}
 POLISH_MINUTES=${POLISH_MINUTES:-120}
 NEG_STEPS=${NEG_STEPS:-4000}
 NEG_MINUTES=${NEG_MINUTES:-60}
+VERIFIER_STEPS=${VERIFIER_STEPS:-4000}
 REAL=${REAL:-../../../../../shared/datasets/football-players-detection}
 YOLOX=${YOLOX:-../../../../../shared/models/yolox_nano.onnx}
 if [ ! -d "$REAL/images" ]; then
@@ -63,55 +67,65 @@ PY="$WORK/venv/bin/python"
 [ -f "$WORK/real-val/images.npy" ] || "$PY" real_dataset.py --src "$REAL" --part validation --out "$WORK/real-val"
 # The model this run replaces, for the side-by-side table.
 [ -f "$WORK/previous.onnx" ] || cp ../player-detector.onnx "$WORK/previous.onnx"
-if [ -n "${POLISH_ONNX:-}" ]; then
-  POLISHED="$POLISH_ONNX"
+if [ -n "${DETECTOR_ONNX:-}" ]; then
+  [ "$(realpath "$DETECTOR_ONNX")" = "$(realpath ../player-detector.onnx)" ] || cp "$DETECTOR_ONNX" ../player-detector.onnx
 else
-  if [ -n "${LONG_ONNX:-}" ]; then
-    LONG="$LONG_ONNX"
+  if [ -n "${POLISH_ONNX:-}" ]; then
+    POLISHED="$POLISH_ONNX"
   else
-    if [ -n "${MIXED_ONNX:-}" ]; then
-      MIXED="$MIXED_ONNX"
+    if [ -n "${LONG_ONNX:-}" ]; then
+      LONG="$LONG_ONNX"
     else
-      if [ -n "${INIT_ONNX:-}" ]; then
-        INIT="$INIT_ONNX"
+      if [ -n "${MIXED_ONNX:-}" ]; then
+        MIXED="$MIXED_ONNX"
       else
-        "$PY" train.py --data "$WORK/train" --out "$WORK/params.npz" --steps "$STEPS" --seed 0
-        # Second stage: rarer classes (referee, ball) favoured, lower learning rate.
-        "$PY" train.py --data "$WORK/train" --out "$WORK/params-ft.npz" --init "$WORK/params.npz" \
-          --steps "$FT_STEPS" --lr 5e-4 --class-sampling 1,3,10,12 --seed 1
-        INIT="$WORK/params-ft.npz"
+        if [ -n "${INIT_ONNX:-}" ]; then
+          INIT="$INIT_ONNX"
+        else
+          "$PY" train.py --data "$WORK/train" --out "$WORK/params.npz" --steps "$STEPS" --seed 0
+          # Second stage: rarer classes (referee, ball) favoured, lower learning rate.
+          "$PY" train.py --data "$WORK/train" --out "$WORK/params-ft.npz" --init "$WORK/params.npz" \
+            --steps "$FT_STEPS" --lr 5e-4 --class-sampling 1,3,10,12 --seed 1
+          INIT="$WORK/params-ft.npz"
+        fi
+        # Mixed stage (version 2): 60 % real crops at scale 0.3-1.0 (players ~16-54 px), 40 % synthetic at
+        # 0.6-1.15, wide-camera augmentations (augment.py); adds the first residual block (identity at start).
+        "$PY" train.py --data "$WORK/train:0.4:0.6-1.15" --data "$WORK/real-train:0.6:0.3-1.0" --augment 1 \
+          --init "$INIT" --out "$WORK/params-mixed.npz" --steps "$MIX_STEPS" --lr 1e-3 --seed 2 --max-minutes "$MIX_MINUTES"
+        MIXED="$WORK/params-mixed.npz"
       fi
-      # Mixed stage (version 2): 60 % real crops at scale 0.3-1.0 (players ~16-54 px), 40 % synthetic at
-      # 0.6-1.15, wide-camera augmentations (augment.py); adds the first residual block (identity at start).
+      # Long stage (version 3): the same mix and augmentations, 8000 steps (a fresh warm-up + cosine schedule),
+      # with a second residual block (identity at start).
       "$PY" train.py --data "$WORK/train:0.4:0.6-1.15" --data "$WORK/real-train:0.6:0.3-1.0" --augment 1 \
-        --init "$INIT" --out "$WORK/params-mixed.npz" --steps "$MIX_STEPS" --lr 1e-3 --seed 2 --max-minutes "$MIX_MINUTES"
-      MIXED="$WORK/params-mixed.npz"
+        --init "$MIXED" --residual-blocks 2 --out "$WORK/params-long.npz" --steps "$LONG_STEPS" --lr 1e-3 --seed 3 \
+        --max-minutes "$LONG_MINUTES"
+      LONG="$WORK/params-long.npz"
     fi
-    # Long stage (version 3): the same mix and augmentations, 8000 steps (a fresh warm-up + cosine schedule),
-    # with a second residual block (identity at start).
+    # Polish stage (version 3.1): the same mix and augmentations, 8000 more steps from the long stage's weights
+    # at half its learning rate (5e-4, a fresh warm-up + cosine schedule), two residual blocks.
     "$PY" train.py --data "$WORK/train:0.4:0.6-1.15" --data "$WORK/real-train:0.6:0.3-1.0" --augment 1 \
-      --init "$MIXED" --residual-blocks 2 --out "$WORK/params-long.npz" --steps "$LONG_STEPS" --lr 1e-3 --seed 3 \
-      --max-minutes "$LONG_MINUTES"
-    LONG="$WORK/params-long.npz"
+      --init "$LONG" --residual-blocks 2 --out "$WORK/params-polish.npz" --steps "$POLISH_STEPS" --lr 5e-4 --seed 4 \
+      --max-minutes "$POLISH_MINUTES"
+    "$PY" export_onnx.py --params "$WORK/params-polish.npz" --out "$WORK/polish.onnx"
+    POLISHED="$WORK/polish.onnx"
   fi
-  # Polish stage (version 3.1): the same mix and augmentations, 8000 more steps from the long stage's weights
-  # at half its learning rate (5e-4, a fresh warm-up + cosine schedule), two residual blocks.
+  # Hard-negative stage (version 3.2): where the polished model fires (people or ball >= 0.3) on the real
+  # training frames with no label within IoU 0.1 (mine_negatives.py: on these matches the letters of the
+  # broadcaster's watermark, turf lettering, boards, unlabelled coaches), 15 % of the real crops are centred
+  # on one of those boxes; the same mix and augmentations, 4000 steps at 2.5e-4 (half the polish stage's).
+  "$PY" mine_negatives.py --model "$POLISHED" --data "$WORK/real-train"
   "$PY" train.py --data "$WORK/train:0.4:0.6-1.15" --data "$WORK/real-train:0.6:0.3-1.0" --augment 1 \
-    --init "$LONG" --residual-blocks 2 --out "$WORK/params-polish.npz" --steps "$POLISH_STEPS" --lr 5e-4 --seed 4 \
-    --max-minutes "$POLISH_MINUTES"
-  "$PY" export_onnx.py --params "$WORK/params-polish.npz" --out "$WORK/polish.onnx"
-  POLISHED="$WORK/polish.onnx"
+    --init "$POLISHED" --residual-blocks 2 --negatives 0.15 --out "$WORK/params-negatives.npz" --steps "$NEG_STEPS" \
+    --lr 2.5e-4 --seed 5 --max-minutes "$NEG_MINUTES"
+  "$PY" export_onnx.py --params "$WORK/params-negatives.npz" --out ../player-detector.onnx
 fi
-# Hard-negative stage (version 3.2): where the polished model fires (people or ball >= 0.3) on the real
-# training frames with no label within IoU 0.1 (mine_negatives.py: on these matches the letters of the
-# broadcaster's watermark, turf lettering, boards, unlabelled coaches), 15 % of the real crops are centred
-# on one of those boxes; the same mix and augmentations, 4000 steps at 2.5e-4 (half the polish stage's).
-"$PY" mine_negatives.py --model "$POLISHED" --data "$WORK/real-train"
-"$PY" train.py --data "$WORK/train:0.4:0.6-1.15" --data "$WORK/real-train:0.6:0.3-1.0" --augment 1 \
-  --init "$POLISHED" --residual-blocks 2 --negatives 0.15 --out "$WORK/params-negatives.npz" --steps "$NEG_STEPS" \
-  --lr 2.5e-4 --seed 5 --max-minutes "$NEG_MINUTES"
-"$PY" export_onnx.py --params "$WORK/params-negatives.npz" --out ../player-detector.onnx
-"$PY" evaluate.py --model new=../player-detector.onnx --model previous="$WORK/previous.onnx" --yolox "$YOLOX" \
+# The person verifier (version 3.3): a second look at each person candidate of this detector on the real
+# training matches and the synthetic renders (verifier.py); the stage fuses its answer into the box's score.
+"$PY" verifier.py --detector ../player-detector.onnx --data "$WORK/real-train" --data "$WORK/train:4" \
+  --steps "$VERIFIER_STEPS" --out ../person-verifier.onnx
+# The card's thresholds are on the verified score (the first model), `verifier.tracker_unverified` on its own.
+"$PY" evaluate.py --model new=../player-detector.onnx --verifier new=../person-verifier.onnx \
+  --version player-detector-3.3 --model previous="$WORK/previous.onnx" --yolox "$YOLOX" \
   --data real="$WORK/real-val" --data synthetic="$WORK/heldout" --out ../metrics.json
 # The int8 rendition for CPU workers, calibrated on training frames, checked against the float model
 # on the validation matches and recorded in the card (after evaluate.py, which rewrites metrics.json).

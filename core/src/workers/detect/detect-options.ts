@@ -102,6 +102,12 @@ export interface DetectOptions {
    * @defaultValue 'none'
    */
   testTimeAugmentation?: 'none' | 'flip';
+  /**
+   * The person verifier (`verify/person-verifier.ts`): `auto` rescores every person box with the model
+   * card's verifier when the card has one (player-detector 3.3: real people recall at precision 0.95
+   * 0.79 → 0.93); `off` writes the detector's own scores. @defaultValue 'auto'
+   */
+  verifier?: 'auto' | 'off';
   /** onnxruntime intra-op threads; onnxruntime's default when absent. */
   intraOpNumThreads?: number;
   /**
@@ -148,6 +154,7 @@ export const DETECT_DEFAULTS = Object.freeze({
   executionProvider: 'auto',
   precision: 'auto',
   testTimeAugmentation: 'none',
+  verifier: 'auto',
   threadSpinning: false,
 } as const);
 
@@ -200,6 +207,7 @@ const schema = z.object({
   executionProvider: z.enum(['auto', 'cpu', 'cuda']),
   precision: z.enum(['auto', 'fp32', 'int8']),
   testTimeAugmentation: z.enum(['none', 'flip']),
+  verifier: z.enum(['auto', 'off']),
   intraOpNumThreads: z.number().int().positive().optional(),
   threadSpinning: z.boolean(),
 });

@@ -14,6 +14,7 @@ import { int8Rendition, type ModelPrecision } from './model/precision.ts';
 import { resolveModel } from './model/resolve-model.ts';
 import { type Candidate, classWiseNms } from './nms.ts';
 import { chooseTileGrid, type GridInputs, nativeScaleGrid, planTiles, type TileGrid } from './tiling.ts';
+import { PersonVerifier } from './verify/index.ts';
 
 /** How frames of one source size are analysed. */
 export interface DetectPlan {
@@ -73,6 +74,8 @@ export interface PreparedBatch {
   /** One per image in the tensor: which frame, how to map back, and whether it is the mirrored pass's. */
   items: { frame: number; transform: LetterboxTransform; mirrored: boolean }[];
   plan: DetectPlan;
+  /** The frames themselves (decoded at `plan.decodeWidth × decodeHeight`), for the person verifier's windows. */
+  frames: readonly BgrImage[];
 }
 
 /** What an open detector runs with (for logs, headers, idempotency keys). */
@@ -93,6 +96,8 @@ export interface DetectorInfo {
   inputFitted: boolean;
   /** A row of scale-chosen tiles is inferred as one strip ({@link Detector.plan}). */
   tileStrips: boolean;
+  /** The person verifier that rescores person boxes (the model card's), when one runs. */
+  verifier?: { sha256: string; weight: number };
 }
 
 /**
@@ -109,6 +114,9 @@ export class Detector {
   readonly #classIds: number[];
   readonly #personClassIds: ReadonlySet<number>;
   readonly #floors: Record<number, number>;
+  readonly #verifier: PersonVerifier | null;
+  /** People scoring under this after verification are dropped (their class floor; the decode floor is lower). */
+  readonly #verifiedPersonFloor: number;
   readonly #inputName: string;
   readonly #outputName: string;
   /** Whether tensors may take each plan's own size (symbolic input height and width, boxes decoded in the graph). */
@@ -122,8 +130,10 @@ export class Detector {
     info: DetectorInfo,
     spec: InputSpec,
     resolved: ResolvedLayout,
+    verifier: PersonVerifier | null,
   ) {
     this.#fitsInput = info.inputFitted;
+    this.#verifier = verifier;
     this.#session = session;
     this.options = options;
     this.info = info;
@@ -135,10 +145,16 @@ export class Detector {
       options.personScore === 'max' ? [] : this.#classIds.filter((id) => PERSON_CLASSES.has(options.classMap[id]!)),
     );
     this.#floors = {};
+    const personFloors: number[] = [];
     for (const id of this.#classIds) {
-      const floor = options.classScoreFloors[options.classMap[id]!];
+      const name = options.classMap[id]!;
+      const floor = options.classScoreFloors[name];
+      if (PERSON_CLASSES.has(name)) personFloors.push(floor ?? options.scoreThreshold);
       if (floor !== undefined) this.#floors[id] = floor;
+      // The verifier looks at the card's candidates; its fused score then meets the people's floor.
+      if (verifier && PERSON_CLASSES.has(name)) this.#floors[id] = verifier.card.candidateFloor;
     }
+    this.#verifiedPersonFloor = personFloors.length ? Math.min(...personFloors) : options.scoreThreshold;
     this.#inputName = session.inputNames[0]!;
     this.#outputName = session.outputNames[0]!;
   }
@@ -260,8 +276,18 @@ export class Detector {
         inputFitted,
         tileStrips: stripsFit,
       };
+      // The card's person verifier, trained on this detector's candidates (its float model's sha256).
+      const verifier =
+        compiled.verifier === 'auto' && card?.verifier && detectsPeople(compiled)
+          ? await PersonVerifier.open(model.path, model.sha256, card.verifier, {
+              executionProvider,
+              logger,
+              ...(compiled.intraOpNumThreads ? { intraOpNumThreads: compiled.intraOpNumThreads } : {}),
+            })
+          : null;
+      if (verifier) info.verifier = { sha256: verifier.card.sha256, weight: verifier.card.weight };
       logger.info(info, 'detector ready');
-      return new Detector(session, compiled, info, spec, resolved);
+      return new Detector(session, compiled, info, spec, resolved, verifier);
     } catch (error) {
       await session.release();
       throw error;
@@ -494,6 +520,7 @@ export class Detector {
         frameCount: frames.length,
         items,
         plan,
+        frames,
       });
     }
     return batches;
@@ -587,7 +614,15 @@ export class Detector {
       ),
     );
     const [recorded, mirrored] = suppressed as [Detection[][], Detection[][] | undefined];
-    return mirrored ? recorded.map((d, frame) => fuseFlipPasses(d, mirrored[frame] ?? [])) : recorded;
+    const found = mirrored ? recorded.map((d, frame) => fuseFlipPasses(d, mirrored[frame] ?? [])) : recorded;
+    if (!this.#verifier) return found;
+    return this.#verifier.rescore(
+      first.frames,
+      found,
+      { width: plan.sourceWidth, height: plan.sourceHeight },
+      (d) => PERSON_CLASSES.has(d.class),
+      this.#verifiedPersonFloor,
+    );
   }
 
   /** Runs the bare session on a tensor (for benchmarks: the baseline without pre/post-processing). */
@@ -603,13 +638,19 @@ export class Detector {
 
   /** Whether the class map has a person class (player, goalkeeper, referee), so a first pass can measure people. */
   detectsPeople(): boolean {
-    return Object.values(this.options.classMap).some((c) => PERSON_CLASSES.has(c));
+    return detectsPeople(this.options);
   }
 
-  /** Releases the onnxruntime session. */
+  /** Releases the onnxruntime sessions. */
   async close(): Promise<void> {
+    await this.#verifier?.close();
     await this.#session.release();
   }
+}
+
+/** Whether a class map has a person class (player, goalkeeper, referee). */
+function detectsPeople(options: CompiledDetectOptions): boolean {
+  return Object.values(options.classMap).some((c) => PERSON_CLASSES.has(c));
 }
 
 /** The `p`th percentile (nearest rank) of ascending `sorted`; 0 when empty. */

@@ -6,7 +6,7 @@
  * person or ball, greedily in the first pass's order) becomes their score-weighted mean box with the mean of
  * their scores; a person only one pass found keeps its box at half its score. Agreement between the passes is
  * confidence: on the real validation frames this raises people's recall at precision 0.95 from 0.79 to 0.86
- * (bench/README.md § flip TTA, `node bench/detect/flip-tta.ts`), for a second inference per tile. The ball is
+ * (bench/README.md § flip TTA, `node bench/detect/variants.ts`), for a second inference per tile. The ball is
  * a few pixels, often seen by one pass only: its boxes keep the larger score (a union), matched or not.
  */
 import type { Detection } from './detections-format.ts';

@@ -7,7 +7,7 @@ import type { StageHandlerContext } from '../runtime/stage-registry.ts';
 import { SEGMENT_MIN_CLIP_MS } from '../segment/min-clip.ts';
 import { DEFAULT_ANALYSIS_FPS, DETECTION_CLASSES, type DetectionClass, type DetectOptions } from './detect-options.ts';
 import { Detector } from './detector.ts';
-import { readModelCard } from './model/model-card.ts';
+import { readModelCard, scoreFloorsOf } from './model/model-card.ts';
 import { runDetect } from './run-detect.ts';
 import {
   type ArtifactIo,
@@ -88,7 +88,7 @@ export const detectEnvSchema = z.object({
     .regex(/^[0-9a-fA-F]{64}$/, { message: '64 hex digits' })
     .optional(),
   DETECT_MODEL_CACHE_DIR: z.string().default('.cache/models'),
-  DETECT_MODEL_VERSION: z.string().min(1).max(128).default('player-detector-3.2'),
+  DETECT_MODEL_VERSION: z.string().min(1).max(128).default('player-detector-3.3'),
   DETECT_MODEL_LAYOUT: envEnum(['auto', 'yolov8', 'yolox'] as const, 'auto'),
   DETECT_CLASS_MAP: classMap('0:player,1:goalkeeper,2:referee,3:ball'),
   /** Capped at the source rate: 240 analyses every frame. */
@@ -115,6 +115,8 @@ export const detectEnvSchema = z.object({
   DETECT_PRECISION: envEnum(['auto', 'fp32', 'int8'] as const, 'auto'),
   /** `flip`: every tile inferred mirrored too, the passes fused (`DetectOptions.testTimeAugmentation`). */
   DETECT_TTA: envEnum(['none', 'flip'] as const, 'none'),
+  /** `off`: person boxes keep the detector's own scores (`DetectOptions.verifier`). */
+  DETECT_VERIFIER: envEnum(['auto', 'off'] as const, 'auto'),
   /** onnxruntime's intra-op threads busy-wait between operators (`DetectOptions.threadSpinning`). */
   DETECT_ORT_SPINNING: envEnum(['on', 'off'] as const, 'off'),
   /** Each row of scale-chosen tiles inferred as one strip (`DetectOptions.tileStrips`). */
@@ -144,6 +146,9 @@ export async function detectOptionsFromEnv(env: z.infer<typeof detectEnvSchema>)
   // People at the tracker's low, the ball at its ball score (nothing the tracker uses is dropped).
   const card =
     'path' in model && model.path && env.DETECT_SCORE_THRESHOLD === undefined ? await readModelCard(model.path) : null;
+  // The card's thresholds are on the verified score; without its verifier, on the detector's own.
+  const thresholds =
+    card && (env.DETECT_VERIFIER === 'off' ? (card.verifier?.unverified ?? card.tracker) : card.tracker);
   return {
     model,
     modelVersion: env.DETECT_MODEL_VERSION,
@@ -152,11 +157,12 @@ export async function detectOptionsFromEnv(env: z.infer<typeof detectEnvSchema>)
     executionProvider: env.DETECT_EXECUTION_PROVIDER,
     precision: env.DETECT_PRECISION,
     testTimeAugmentation: env.DETECT_TTA,
+    verifier: env.DETECT_VERIFIER,
     threadSpinning: env.DETECT_ORT_SPINNING === 'on',
     tileStrips: env.DETECT_TILE_STRIPS === 'on',
     tiling,
     ...(env.DETECT_SCORE_THRESHOLD !== undefined ? { scoreThreshold: env.DETECT_SCORE_THRESHOLD } : {}),
-    ...(card ? { classScoreFloors: card.scoreFloors, confidentScore: card.tracker.high } : {}),
+    ...(thresholds ? { classScoreFloors: scoreFloorsOf(thresholds), confidentScore: thresholds.high } : {}),
     ...(env.DETECT_BATCH_SIZE !== undefined ? { batchSize: env.DETECT_BATCH_SIZE } : {}),
     ...(env.DETECT_NMS_CONTAINMENT !== undefined ? { nmsContainmentThreshold: env.DETECT_NMS_CONTAINMENT } : {}),
   };

@@ -141,6 +141,7 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
       precision: detector.info.precision,
       tiles: plan.tiles.length,
       ...(detector.options.testTimeAugmentation === 'flip' ? { testTimeAugmentation: 'flip' as const } : {}),
+      ...(detector.info.verifier ? { verifier: detector.info.verifier } : {}),
     },
     tiling: {
       mode: detector.options.tiling.mode,

@@ -124,7 +124,7 @@ export function createStageHandler(context: StageHandlerContext, overrides: { io
         const pitchRegion = venue ? pitchRegionOf(venue, width, height) : null;
         const card =
           env.TRACK_HIGH_SCORE === undefined
-            ? await modelCardThresholds(env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH, detections.header.model.sha256)
+            ? await modelCardThresholds(env.DETECT_MODEL_PATH ?? DEFAULT_MODEL_PATH, detections.header.model)
             : null;
         // Appearance as the detect stage measured it; from older detections files, decoded from the video.
         const appearance =

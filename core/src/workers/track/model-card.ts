@@ -14,14 +14,26 @@ const renditionsSchema = z
   .array(z.object({ sha256: z.string(), source_sha256: z.string() }))
   .catch([])
   .default([]);
+// The card's person verifier (detect/verify): `tracker` is on its fused score; `tracker_unverified` on the
+// detector's own. A malformed entry is ignored.
+const verifierSchema = z
+  .object({ sha256: z.string(), tracker_unverified: thresholdsSchema })
+  .optional()
+  .catch(undefined);
 const cardSchema = z.union([
   z
-    .object({ tracker: thresholdsSchema, renditions: renditionsSchema })
-    .transform((c) => ({ thresholds: c.tracker, renditions: c.renditions })),
+    .object({ tracker: thresholdsSchema, renditions: renditionsSchema, verifier: verifierSchema })
+    .transform((c) => ({ thresholds: c.tracker, renditions: c.renditions, verifier: c.verifier })),
   z
-    .object({ tracker_thresholds: thresholdsSchema, renditions: renditionsSchema })
-    .transform((c) => ({ thresholds: c.tracker_thresholds, renditions: c.renditions })),
+    .object({ tracker_thresholds: thresholdsSchema, renditions: renditionsSchema, verifier: verifierSchema })
+    .transform((c) => ({ thresholds: c.tracker_thresholds, renditions: c.renditions, verifier: c.verifier })),
 ]);
+
+/** What a detections header says of the model that wrote it (`model.sha256`, `model.verifier`). */
+export interface DetectionsModel {
+  sha256: string;
+  verifier?: { sha256: string };
+}
 
 /**
  * The tracker thresholds of a detector's model card: `tracker: {high, low, ball?}` (or
@@ -30,14 +42,16 @@ const cardSchema = z.union([
  * worth tracking. They apply only to detections of
  * that very model, so `detectionsModelSha256` (the detections header's `model.sha256`) must equal the
  * model file's sha256, or that of a rendition the card lists (`renditions`: the int8 rendition CPU
- * workers run, train/quantize.py) made from this model file.
+ * workers run, train/quantize.py) made from this model file. When the card has a person verifier
+ * (`verifier`, train/verifier.py), detections it rescored (`detectionsModel.verifier.sha256` is the card's)
+ * get `tracker`, others (`DETECT_VERIFIER=off`, older files) the card's `verifier.tracker_unverified`.
  *
  * @returns null when the card or the model is missing, the card has no valid `tracker`, or the
  *   detections come from another model. Never throws.
  */
 export async function modelCardThresholds(
   modelPath: string,
-  detectionsModelSha256: string,
+  detectionsModel: DetectionsModel,
 ): Promise<{ high: number; low: number; ball?: number } | null> {
   try {
     const card = cardSchema.safeParse(JSON.parse(await readFile(join(dirname(modelPath), 'metrics.json'), 'utf8')));
@@ -45,11 +59,17 @@ export async function modelCardThresholds(
     const hash = createHash('sha256');
     for await (const chunk of createReadStream(modelPath)) hash.update(chunk as Buffer);
     const modelSha256 = hash.digest('hex');
-    const detections = detectionsModelSha256.toLowerCase();
+    const detections = detectionsModel.sha256.toLowerCase();
     const ofThisModel =
       detections === modelSha256 ||
       card.data.renditions.some((r) => r.sha256 === detections && r.source_sha256 === modelSha256);
-    return ofThisModel ? card.data.thresholds : null;
+    if (!ofThisModel) return null;
+    const { verifier } = card.data;
+    // Scores the card's verifier fused get `tracker`; the detector's own scores `tracker_unverified`.
+    if (verifier && detectionsModel.verifier?.sha256.toLowerCase() !== verifier.sha256) {
+      return verifier.tracker_unverified.low < verifier.tracker_unverified.high ? verifier.tracker_unverified : null;
+    }
+    return card.data.thresholds;
   } catch {
     return null;
   }

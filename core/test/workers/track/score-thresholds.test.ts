@@ -155,15 +155,15 @@ describe('model card thresholds', () => {
     await writeFile(join(dir, 'm.onnx'), model);
     await writeFile(join(dir, 'metrics.json'), JSON.stringify({ tracker: { high: 0.31, low: 0.08 } }));
     const sha = createHash('sha256').update(model).digest('hex');
-    expect(await modelCardThresholds(join(dir, 'm.onnx'), sha)).toEqual({ high: 0.31, low: 0.08 });
-    expect(await modelCardThresholds(join(dir, 'm.onnx'), 'f'.repeat(64))).toBeNull();
-    expect(await modelCardThresholds(join(dir, 'missing.onnx'), sha)).toBeNull();
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), { sha256: sha })).toEqual({ high: 0.31, low: 0.08 });
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), { sha256: 'f'.repeat(64) })).toBeNull();
+    expect(await modelCardThresholds(join(dir, 'missing.onnx'), { sha256: sha })).toBeNull();
     // The training's evaluate.py name, with the ball's threshold.
     await writeFile(
       join(dir, 'metrics.json'),
       JSON.stringify({ tracker_thresholds: { high: 0.4, low: 0.1, ball: 0.2 } }),
     );
-    expect(await modelCardThresholds(join(dir, 'm.onnx'), sha)).toEqual({ high: 0.4, low: 0.1, ball: 0.2 });
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), { sha256: sha })).toEqual({ high: 0.4, low: 0.1, ball: 0.2 });
   });
 
   it("applies them to detections of the card's int8 rendition of that model, not of another model's", async () => {
@@ -180,14 +180,48 @@ describe('model card thresholds', () => {
     });
     const card = (renditions: unknown) => JSON.stringify({ tracker: { high: 0.31, low: 0.08 }, renditions });
     await writeFile(join(dir, 'metrics.json'), card([rendition(sha)]));
-    expect(await modelCardThresholds(join(dir, 'm.onnx'), 'a'.repeat(64))).toEqual({ high: 0.31, low: 0.08 });
-    expect(await modelCardThresholds(join(dir, 'm.onnx'), sha)).toEqual({ high: 0.31, low: 0.08 });
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), { sha256: 'a'.repeat(64) })).toEqual({
+      high: 0.31,
+      low: 0.08,
+    });
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), { sha256: sha })).toEqual({ high: 0.31, low: 0.08 });
     // A rendition made from other weights (the float model was retrained, the rendition not).
     await writeFile(join(dir, 'metrics.json'), card([rendition('b'.repeat(64))]));
-    expect(await modelCardThresholds(join(dir, 'm.onnx'), 'a'.repeat(64))).toBeNull();
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), { sha256: 'a'.repeat(64) })).toBeNull();
     // Malformed renditions are ignored; the model's own detections keep the thresholds.
     await writeFile(join(dir, 'metrics.json'), card('nonsense'));
-    expect(await modelCardThresholds(join(dir, 'm.onnx'), sha)).toEqual({ high: 0.31, low: 0.08 });
+    expect(await modelCardThresholds(join(dir, 'm.onnx'), { sha256: sha })).toEqual({ high: 0.31, low: 0.08 });
+  });
+
+  it("gives verified detections the card's thresholds, and the detector's own scores the unverified ones", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pv-card-'));
+    dirs.push(dir);
+    const model = Buffer.from('the detector');
+    await writeFile(join(dir, 'm.onnx'), model);
+    const sha = createHash('sha256').update(model).digest('hex');
+    const verifierSha = 'c'.repeat(64);
+    await writeFile(
+      join(dir, 'metrics.json'),
+      JSON.stringify({
+        tracker: { high: 0.55, low: 0.3, ball: 0.2 },
+        verifier: { sha256: verifierSha, tracker_unverified: { high: 0.5, low: 0.35, ball: 0.2 } },
+      }),
+    );
+    const path = join(dir, 'm.onnx');
+    expect(await modelCardThresholds(path, { sha256: sha, verifier: { sha256: verifierSha } })).toEqual({
+      high: 0.55,
+      low: 0.3,
+      ball: 0.2,
+    });
+    // DETECT_VERIFIER=off, an older detections file, or another verifier's scores.
+    expect(await modelCardThresholds(path, { sha256: sha })).toEqual({ high: 0.5, low: 0.35, ball: 0.2 });
+    expect(await modelCardThresholds(path, { sha256: sha, verifier: { sha256: 'd'.repeat(64) } })).toEqual({
+      high: 0.5,
+      low: 0.35,
+      ball: 0.2,
+    });
+    // Still only for this model's detections.
+    expect(await modelCardThresholds(path, { sha256: 'f'.repeat(64), verifier: { sha256: verifierSha } })).toBeNull();
   });
 });
 

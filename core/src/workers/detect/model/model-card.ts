@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { DetectionClass } from '../detect-options.ts';
+import type { VerifierWindowSpec } from '../verify/window.ts';
 
 /** Score thresholds a model card gives the tracker, on the scores the detect stage writes. */
 export interface TrackerThresholds {
@@ -31,6 +32,32 @@ export interface ModelCard {
   input?: { width: number; height: number };
   /** Other precisions of the same weights in the card's folder (`renditions`, train/quantize.py). */
   renditions: ModelRendition[];
+  /**
+   * The person verifier that rescores this model's person boxes (`verifier`, train/verifier.py); when
+   * present, `tracker` holds the thresholds on the verified score the stage writes.
+   */
+  verifier?: ModelVerifier;
+}
+
+/** A person verifier beside the model (`verify/person-verifier.ts`). */
+export interface ModelVerifier {
+  /** File name beside the card (`person-verifier.onnx`). */
+  file: string;
+  /** sha256 of the verifier's file. */
+  sha256: string;
+  /** sha256 of the float detector whose candidates it was trained on: another model's card is stale. */
+  detectorSha256: string;
+  /** Fused person score = detector^(1 − weight) · verifier^weight. */
+  weight: number;
+  window: VerifierWindowSpec;
+  /**
+   * The detector score from which person candidates are verified (the verifier's cost is per window):
+   * the highest that keeps the verified recall at precision 0.9 and 0.95 of verifying every candidate on
+   * the real validation matches (train/evaluate.py `candidate_floor`).
+   */
+  candidateFloor: number;
+  /** The tracker's thresholds on the detector's own score, for detections written without the verifier. */
+  unverified: TrackerThresholds;
 }
 
 /** A rendition of the model the card describes: the same weights at another precision, in the same folder. */
@@ -52,6 +79,25 @@ const trackerSchema = z
     person_score: z.enum(['noisy-or', 'max']).optional(),
   })
   .refine((t) => t.low <= t.high, 'low must not exceed high');
+const thresholdsSchema = z.object({
+  high: z.number().min(0).max(1),
+  low: z.number().min(0).max(1),
+  ball: z.number().min(0).max(1).optional(),
+});
+const sha256Schema = z.string().regex(/^[0-9a-f]{64}$/);
+const verifierSchema = z.object({
+  file: z.string().regex(/^[\w.-]+\.onnx$/),
+  sha256: sha256Schema,
+  detector_sha256: sha256Schema,
+  weight: z.number().gt(0).lt(1),
+  window: z.object({
+    width: z.number().int().min(4).max(512),
+    height: z.number().int().min(4).max(512),
+    context: z.number().positive().max(10),
+  }),
+  candidate_floor: z.number().min(0).max(1),
+  tracker_unverified: thresholdsSchema,
+});
 const cardSchema = z.object({
   tracker: trackerSchema,
   // A malformed `input` is ignored (the thresholds still apply).
@@ -65,12 +111,14 @@ const cardSchema = z.object({
       z.object({
         file: z.string().regex(/^[\w.-]+\.onnx$/),
         precision: z.literal('int8'),
-        sha256: z.string().regex(/^[0-9a-f]{64}$/),
-        source_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+        sha256: sha256Schema,
+        source_sha256: sha256Schema,
       }),
     )
     .catch([])
     .default([]),
+  // A malformed verifier is ignored (the detector's own scores and the card's unverified thresholds apply).
+  verifier: verifierSchema.optional().catch(undefined),
 });
 
 /**
@@ -88,7 +136,9 @@ export function scoreFloorsOf(tracker: TrackerThresholds): Partial<Record<Detect
 }
 
 /**
- * Reads the model card of a local model: `tracker: {high, low, ball?, person_score?}` and `input` in the
+ * Reads the model card of a local model: `tracker: {high, low, ball?, person_score?}`, `input`,
+ * `renditions` and `verifier` (train/verifier.py: file, sha256, detector_sha256, weight, window,
+ * candidate_floor, tracker_unverified) in the
  * `metrics.json` beside the ONNX file (core/models/player-detector/metrics.json, written by the
  * training's `evaluate.py`; thresholds derived on held-out real matches, MODEL_CARD.md).
  *
@@ -106,8 +156,22 @@ export async function readModelCard(modelPath: string): Promise<ModelCard | null
   if (!parsed.success) return null;
   const { person_score, ...tracker } = parsed.data.tracker;
   const input = parsed.data.input;
+  const v = parsed.data.verifier;
   return {
     tracker,
+    ...(v
+      ? {
+          verifier: {
+            file: v.file,
+            sha256: v.sha256,
+            detectorSha256: v.detector_sha256,
+            weight: v.weight,
+            window: { widthPx: v.window.width, heightPx: v.window.height, context: v.window.context },
+            candidateFloor: v.candidate_floor,
+            unverified: v.tracker_unverified,
+          },
+        }
+      : {}),
     personScore: person_score ?? 'max',
     scoreFloors: scoreFloorsOf(tracker),
     ...(input ? { input: { width: input[3], height: input[2] } } : {}),

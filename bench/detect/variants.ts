@@ -1,17 +1,19 @@
 /**
- * Test-time augmentation by horizontal flip (`DetectOptions.testTimeAugmentation: 'flip'`, `DETECT_TTA=flip`,
- * the demo's `--tta flip`; core/src/workers/detect/flip-fusion.ts) against one pass, on the real validation
- * frames.
+ * The default detector's variants side by side on the real validation frames: one pass or flip test-time
+ * augmentation (`DETECT_TTA=flip`, core/src/workers/detect/flip-fusion.ts), each with the model card's person
+ * verifier (`DETECT_VERIFIER=auto`, the default from player-detector 3.3, core/src/workers/detect/verify/) and
+ * without it (`off`: the detector's own scores, what 3.2 wrote).
  *
- *   node bench/detect/flip-tta.ts
+ *   node bench/detect/variants.ts
  *
  * The default detector (the card's scoring and tiling, the int8 rendition on the CPU, as the stage runs it) on
  * the 51 frames of the held-out matches 121364, 54745b, 573e61 of ../shared/datasets/football-players-detection,
- * opened twice in one process: one pass (the shipped default) and flip TTA, with one tile plan. People (player +
- * goalkeeper + referee): AP50, the best recall at precision ≥ 0.90 and ≥ 0.95 (scores swept in steps of 0.01),
- * P / R at the card's tracker `high`; the ball's AP50; the time per 1920×1080 frame (prepare + inference + NMS +
- * fusion, decode excluded; the two interleaved, best of 3 rounds over the 51 frames).
- * Writes bench/results/detect-flip-tta.json and prints a table.
+ * opened once per variant in one process, with one tile plan. People (player + goalkeeper + referee): AP50, the
+ * best recall at precision ≥ 0.90 and ≥ 0.95 (scores swept in steps of 0.01), P / R at the card's tracker `high`
+ * for that variant's scores (the verified `tracker.high`, or `verifier.tracker_unverified.high`); the ball's AP50;
+ * the time per 1920×1080 frame (prepare + inference + NMS + fusion + verification, decode excluded; the variants
+ * interleaved, best of 3 rounds over the 51 frames).
+ * Writes bench/results/detect-variants.json and prints a table.
  */
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -36,24 +38,33 @@ const H = 1080;
 const labelsDir = join(root, '.cache', 'bench-detect', 'val-labels');
 const images = await validationFrames(labelsDir);
 
-const scoring = await scoringOptions('card', DEFAULT_MODEL_PATH);
-const open = (testTimeAugmentation: 'none' | 'flip') =>
-  Detector.open({
+type Variant = { testTimeAugmentation: 'none' | 'flip'; verifier: 'auto' | 'off' };
+const VARIANTS: Record<string, Variant> = {
+  'one pass (3.2)': { testTimeAugmentation: 'none', verifier: 'off' },
+  'one pass + verifier (3.3 default)': { testTimeAugmentation: 'none', verifier: 'auto' },
+  'flip TTA': { testTimeAugmentation: 'flip', verifier: 'off' },
+  'flip TTA + verifier': { testTimeAugmentation: 'flip', verifier: 'auto' },
+};
+const detectors: Record<string, { detector: Detector; high: number }> = {};
+for (const [name, variant] of Object.entries(VARIANTS)) {
+  const scoring = await scoringOptions('card', DEFAULT_MODEL_PATH, variant.verifier);
+  const detector = await Detector.open({
     ...scoring.options,
     model: { path: DEFAULT_MODEL_PATH },
-    modelVersion: `flip-tta-${testTimeAugmentation}`,
+    modelVersion: name,
     layout: 'auto',
     classMap: { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' },
     tiling: { ...parseTilingSetting('auto'), modelPersonHeightPx: DEFAULT_MODEL_PERSON_HEIGHT_PX },
     precision: 'auto',
-    testTimeAugmentation,
+    ...variant,
   });
-const detectors = { 'one pass (default)': await open('none'), 'flip TTA': await open('flip') };
-const first = detectors['one pass (default)'];
+  detectors[name] = { detector, high: scoring.high ?? 0.5 };
+}
+const first = detectors['one pass (3.2)']!.detector;
 const sample = await Promise.all(
   [0.125, 0.375, 0.625, 0.875].map((f) => decodeFrame(images[Math.floor(f * images.length)] as string, W, H)),
 );
-// One tile plan for both (the one pass's estimate), so that only the augmentation differs.
+// One tile plan for all (the one pass's estimate), so that only the variant differs.
 const estimate = await first.estimatePersonHeight(sample);
 const plan = first.plan(W, H, estimate.personHeightPx, estimate.personHeightPx !== undefined);
 const frames: BgrImage[] = [];
@@ -61,7 +72,7 @@ for (const image of images) frames.push(await decodeFrame(image, plan.decodeWidt
 const found = new Map<string, Detection[][]>();
 const msPerFrame = new Map<string, number>();
 for (let round = 0; round < 3; round++) {
-  for (const [name, detector] of Object.entries(detectors)) {
+  for (const [name, { detector }] of Object.entries(detectors)) {
     const perFrame: Detection[][] = [];
     const started = performance.now();
     for (const frame of frames) perFrame.push((await detector.infer(detector.prepare([frame], plan)))[0] ?? []);
@@ -70,15 +81,15 @@ for (let round = 0; round < 3; round++) {
     found.set(name, perFrame);
   }
 }
-for (const detector of Object.values(detectors)) await detector.close();
+for (const { detector } of Object.values(detectors)) await detector.close();
 
 const gt = await readGroundTruth(labelsDir, { imageSize: { width: W, height: H } });
-const high = scoring.high ?? 0.5;
 const rows: Record<string, unknown>[] = [];
 process.stdout.write(
-  `| pass | people AP50 | R at P ≥ 0.90 | R at P ≥ 0.95 | P / R at high ${high} | ball AP50 | ms / frame |\n|---|---|---|---|---|---|---|\n`,
+  '| variant | people AP50 | R at P ≥ 0.90 | R at P ≥ 0.95 | P / R at its high | ball AP50 | ms / frame |\n|---|---|---|---|---|---|---|\n',
 );
 for (const [name, perFrame] of found) {
+  const high = detectors[name]!.high;
   const evaluated: FrameDetections[] = perFrame.map((d, i) => ({
     frame: i,
     sourceFrame: i,
@@ -98,7 +109,7 @@ for (const [name, perFrame] of found) {
   const atHigh = row(high, 'people');
   const ball = row(0.01, 'ball');
   rows.push({
-    pass: name,
+    variant: name,
     peopleAp50: all?.ap,
     recallAtPrecision90: recallAt90,
     recallAtPrecision95: recallAt95,
@@ -107,14 +118,14 @@ for (const [name, perFrame] of found) {
     msPerFrame: msPerFrame.get(name),
   });
   process.stdout.write(
-    `| ${name} | ${all?.ap.toFixed(3)} | ${recallAt90.toFixed(3)} | ${recallAt95.toFixed(3)} | ${atHigh?.precision.toFixed(3)} / ${atHigh?.recall.toFixed(3)} | ${ball?.ap.toFixed(3)} | ${msPerFrame.get(name)?.toFixed(1)} |\n`,
+    `| ${name} | ${all?.ap.toFixed(3)} | ${recallAt90.toFixed(3)} | ${recallAt95.toFixed(3)} | ${atHigh?.precision.toFixed(3)} / ${atHigh?.recall.toFixed(3)} at ${high} | ${ball?.ap.toFixed(3)} | ${msPerFrame.get(name)?.toFixed(1)} |\n`,
   );
 }
 await writeFile(
-  join(root, 'bench', 'results', 'detect-flip-tta.json'),
+  join(root, 'bench', 'results', 'detect-variants.json'),
   `${JSON.stringify(
     {
-      command: 'node bench/detect/flip-tta.ts',
+      command: 'node bench/detect/variants.ts',
       model: { sha256: first.info.sha256.slice(0, 12), precision: first.info.precision },
       tiling: plan.grid,
       frames: images.length,

@@ -1,0 +1,2 @@
+export { fusedPersonScore, PersonVerifier } from './person-verifier.ts';
+export { sampleWindow, type VerifierWindowSpec, verifierWindow } from './window.ts';

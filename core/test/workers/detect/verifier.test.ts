@@ -1,0 +1,107 @@
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Detector } from '../../../src/workers/detect/index.ts';
+import { readModelCard } from '../../../src/workers/detect/model/model-card.ts';
+import {
+  fusedPersonScore,
+  sampleWindow,
+  type VerifierWindowSpec,
+  verifierWindow,
+} from '../../../src/workers/detect/verify/index.ts';
+
+const MODEL_DIR = new URL('../../../models/player-detector/', import.meta.url).pathname;
+const SPEC: VerifierWindowSpec = { widthPx: 32, heightPx: 64, context: 1.6 };
+const CLASSES = { 0: 'player', 1: 'goalkeeper', 2: 'referee', 3: 'ball' } as const;
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'pv-verifier-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("the person verifier's window", () => {
+  it('is centred on the box, 1.6 × max(height, 2 × width) tall and half as wide', () => {
+    expect(verifierWindow([2, 1.5, 6, 10.5], SPEC).map((v) => Number(v.toFixed(6)))).toEqual([0.4, -1.2, 7.6, 13.2]);
+    // A wide box (a player lying down): the window grows with its width.
+    expect(verifierWindow([0, 0, 20, 10], SPEC)).toEqual([-6, -27, 26, 37]);
+  });
+
+  it("samples as the training's verifier_window.sample does (numbers from that file)", () => {
+    // RGB pixel (x, y) channel c = (17x + 29y + 53c) mod 256 on a 13 × 9 image, stored as BGR.
+    const width = 13;
+    const height = 9;
+    const data = new Uint8Array(width * height * 3);
+    for (let y = 0; y < height; y++)
+      for (let x = 0; x < width; x++)
+        for (let c = 0; c < 3; c++) data[(y * width + x) * 3 + (2 - c)] = (17 * x + 29 * y + 53 * c) % 256;
+    const out = new Float32Array(3 * 64 * 32);
+    sampleWindow({ width, height, data }, verifierWindow([2, 1.5, 6, 10.5], SPEC), SPEC, out, 0);
+    const at = (row: number, col: number) => [0, 1, 2].map((c) => Math.round(out[c * 2048 + row * 32 + col]! * 255));
+    // python: out = floor(sample(rgb, *window([2, 1.5, 6, 10.5])) + 0.5); out[0,0], out[10,5], out[40,20], out[63,31]
+    expect(at(0, 0)).toEqual([114, 114, 114]);
+    expect(at(10, 5)).toEqual([39, 92, 145]);
+    expect(at(40, 20)).toEqual([36, 89, 142]);
+    expect(at(63, 31)).toEqual([114, 114, 114]);
+    // out.sum((0, 1)): every sample, per channel.
+    const sums = [0, 1, 2].map((c) =>
+      out.subarray(c * 2048, (c + 1) * 2048).reduce((s, v) => s + Math.round(v * 255), 0),
+    );
+    expect(sums).toEqual([249419, 249534, 250662]);
+  });
+});
+
+describe('the fused person score', () => {
+  it('is the weighted geometric mean detector^(1 − w) · verifier^w', () => {
+    expect(fusedPersonScore(0.5, 0.5, 0.3)).toBeCloseTo(0.5, 12);
+    expect(fusedPersonScore(0.6, 0.99, 0.3)).toBeCloseTo(0.6 ** 0.7 * 0.99 ** 0.3, 12);
+    // A box the verifier rejects falls far; one it is sure of rises.
+    expect(fusedPersonScore(0.7, 0.01, 0.3)).toBeLessThan(0.2);
+    expect(fusedPersonScore(0.55, 0.99, 0.3)).toBeGreaterThan(0.65);
+  });
+});
+
+describe("the default model card's verifier", () => {
+  it('is opened with the detector and named in its info; DETECT_VERIFIER=off leaves it out', async () => {
+    const card = (await readModelCard(join(MODEL_DIR, 'player-detector.onnx')))!;
+    expect(card.verifier).toMatchObject({ file: 'person-verifier.onnx', window: SPEC });
+    const on = await Detector.open({
+      model: { path: join(MODEL_DIR, 'player-detector.onnx') },
+      modelVersion: 'test',
+      classMap: CLASSES,
+    });
+    const off = await Detector.open({
+      model: { path: join(MODEL_DIR, 'player-detector.onnx') },
+      modelVersion: 'test',
+      classMap: CLASSES,
+      verifier: 'off',
+    });
+    try {
+      expect(on.info.verifier).toEqual({ sha256: card.verifier!.sha256, weight: card.verifier!.weight });
+      expect(off.info.verifier).toBeUndefined();
+    } finally {
+      await on.close();
+      await off.close();
+    }
+  });
+
+  it("refuses a verifier trained for another detector, naming the fix; 'off' still opens", async () => {
+    const staleDir = join(dir, 'stale');
+    await mkdir(staleDir);
+    for (const file of ['player-detector.onnx', 'player-detector-int8.onnx', 'person-verifier.onnx'])
+      await copyFile(join(MODEL_DIR, file), join(staleDir, file));
+    const card = JSON.parse(await readFile(join(MODEL_DIR, 'metrics.json'), 'utf8'));
+    card.verifier.detector_sha256 = 'a'.repeat(64);
+    await writeFile(join(staleDir, 'metrics.json'), JSON.stringify(card));
+    const model = { path: join(staleDir, 'player-detector.onnx') };
+    await expect(Detector.open({ model, modelVersion: 'test', classMap: CLASSES })).rejects.toMatchObject({
+      code: 'model_invalid',
+      message: expect.stringMatching(/trained for another detector.*DETECT_VERIFIER=off/),
+    });
+    const off = await Detector.open({ model, modelVersion: 'test', classMap: CLASSES, verifier: 'off' });
+    await off.close();
+  });
+});
