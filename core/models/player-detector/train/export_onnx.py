@@ -141,10 +141,15 @@ def main() -> None:
     params = {k: loaded[k] for k in loaded.files if k != "steps_done"}
     model = build(params, args.height, args.width)
     check(model, params, args.height, args.width)
-    tmp = args.out.with_suffix(".onnx.partial")
+    save(model, args.out)
+
+
+def save(model: onnx.ModelProto, out: Path) -> None:
+    """Writes `model` to `out` through a temporary name (no half-written model under the final name)."""
+    tmp = out.with_suffix(".onnx.partial")
     onnx.save(model, tmp)
-    tmp.replace(args.out)
-    print(f"wrote {args.out} ({args.out.stat().st_size} bytes)")
+    tmp.replace(out)
+    print(f"wrote {out} ({out.stat().st_size} bytes)")
 
 
 if __name__ == "__main__":

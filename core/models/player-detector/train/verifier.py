@@ -9,7 +9,9 @@ stage writes the fused score
     score = detector_score ** (1 - w) * verifier_probability ** w        (w = WEIGHT, 0.3)
 
 a cascade's second stage (Viola & Jones 2001; the rescoring of R-CNN's region classifier, Girshick
-et al. 2014) on the candidates the one-stage detector already found.
+et al. 2014) on the candidates the one-stage detector already found. It also moves each box: R-CNN's
+box regression (Girshick et al. 2014, appendix C) from the same window, so that a box on half a player
+(the detector's commonest false person that is a person) lands on the whole player.
 
 Window (`window`): centred on the box, `CONTEXT` x max(box height, 2 x box width) tall and half as
 wide, sampled to WIDTH x HEIGHT (32 x 64) RGB pixels by bilinear interpolation at output pixel centres
@@ -18,18 +20,20 @@ decoded at 1280 x 720), grey 114 outside the frame. core/src/workers/detect/veri
 exactly this way; a test there checks it against numbers from this file's `sample`.
 
 Network: five 3x3 convolutions with ReLU (16, 32, 48, 64, 64 channels; strides 1, 2, 2, 2, 2; padding
-1), global mean and max pooling concatenated (128), one linear unit, sigmoid. ~83 k parameters,
-~6 MMAC a window.
+1), global mean and max pooling concatenated (128), one linear layer of 5: the person logit (sigmoid:
+output `person` [N, 1]) and the box deltas dx, dy (box widths / heights), log w, log h ratios (output
+`box_delta` [N, 4], trained divided by DELTA_SCALE). ~83 k parameters, ~6 MMAC a window.
 
 Data: the detector's own candidates (people after NMS, score >= MINE_SCORE) on the real training
 matches (split.json: the validation matches never) and on the synthetic training renders, labelled 1
-where IoU >= 0.5 with a labelled person, 0 where < 0.3 (between: not used), plus every labelled
-person (visibility >= 0.25) as a positive. Half of each batch positives, half negatives (60 % of
-those from the real frames). Augmentations: the box jittered (centre by 6 % / 5 % of its width /
-height, size by 8 %), the frame decoded smaller (area filter, x0.45-1 on real frames, x0.8-1 on
-synthetic ones, 80 % of windows), horizontal flip, and augment.py's photometric jitter, noise, blur
-and JPEG re-compression. Binary cross-entropy, AdamW (weight decay 1e-4), warm-up + cosine from 2e-3,
-batch 128.
+where IoU >= 0.5 with a labelled person, 0 where < 0.3, plus every labelled person (visibility >=
+0.25) as a positive; candidates at IoU >= REGRESS_IOU learn the deltas onto the labelled box (those
+between 0.3 and 0.5 only that). Batches of 128: 45 % positives, 10 % boxes to move only, 45 % negatives
+(60 % of those from the real frames). Augmentations: the box jittered (centre by 6 % / 5 % of its width
+/ height, size by 8 %; the deltas are the jittered box's), the frame decoded smaller (area filter,
+x0.45-1 on real frames, x0.8-1 on synthetic ones, 80 % of windows), horizontal flip (dx negated), and
+augment.py's photometric jitter, noise, blur and JPEG re-compression. Binary cross-entropy + smooth
+L1 (Huber, delta 1) of the scaled deltas, AdamW (weight decay 1e-4), warm-up + cosine from 2e-3.
 
 Usage:
     python verifier.py --detector ../player-detector.onnx --data $WORK/real-train --data $WORK/train:4 \
@@ -50,9 +54,12 @@ import optax
 from onnx import TensorProto, helper, numpy_helper
 from augment import photometric
 from evaluate import PEOPLE, Model, detections, iou
-from verifier_window import CONTEXT, HEIGHT, WEIGHT, WIDTH, crop
+from export_onnx import save
+from verifier_window import CONTEXT, DELTA_SCALE, HEIGHT, WEIGHT, WIDTH, crop
 
 MINE_SCORE = 0.15
+# Candidates overlapping a labelled person by this much or more learn to move their box onto it.
+REGRESS_IOU = 0.3
 # (in, out, stride) of each 3x3 convolution (padding 1).
 LAYERS = [(3, 16, 1), (16, 32, 2), (32, 48, 2), (48, 64, 2), (64, 64, 2)]
 POOLED = 2 * LAYERS[-1][1]
@@ -64,25 +71,27 @@ def init_params(seed: int) -> dict[str, np.ndarray]:
     for k, (cin, cout, _) in enumerate(LAYERS):
         params[f"conv{k}_w"] = rng.normal(0, np.sqrt(2 / (9 * cin)), (3, 3, cin, cout)).astype(np.float32)
         params[f"conv{k}_b"] = np.zeros(cout, np.float32)
-    params["fc_w"] = rng.normal(0, 0.01, (POOLED, 1)).astype(np.float32)
-    params["fc_b"] = np.zeros(1, np.float32)
+    params["fc_w"] = rng.normal(0, 0.01, (POOLED, 5)).astype(np.float32)
+    params["fc_b"] = np.zeros(5, np.float32)
     return params
 
 
 def forward(params, x):
-    """Logits [N] of NHWC windows (RGB, 0..1)."""
+    """[N, 5] of NHWC windows (RGB, 0..1): the person logit, then the box deltas / DELTA_SCALE."""
     for k, (_, _, stride) in enumerate(LAYERS):
         x = jax.lax.conv_general_dilated(
             x, params[f"conv{k}_w"], (stride, stride), ((1, 1), (1, 1)), dimension_numbers=("NHWC", "HWIO", "NHWC")
         )
         x = jax.nn.relu(x + params[f"conv{k}_b"])
     pooled = jnp.concatenate([x.mean((1, 2)), x.max((1, 2))], -1)
-    return (pooled @ params["fc_w"] + params["fc_b"])[:, 0]
+    return pooled @ params["fc_w"] + params["fc_b"]
 
 
-def mine(model: Model, path: Path, every: int) -> list[tuple[int, np.ndarray, int]]:
-    """(frame, box, label) of the detector's person candidates on every `every`th frame of a dataset, and
-    every labelled person as a positive."""
+def mine(model: Model, path: Path, every: int) -> list[tuple[int, np.ndarray, int, np.ndarray | None]]:
+    """(frame, box, label, truth) of the detector's person candidates on every `every`th frame of a dataset:
+    label 1 at IoU >= 0.5 with a labelled person, 0 under 0.3, -1 between (not a classification sample);
+    `truth` the best-overlapping labelled person's box at IoU >= REGRESS_IOU (a box regression sample), else
+    None. Every labelled person (visibility >= 0.25) is a positive too, its own truth."""
     images, labels = np.load(path / "images.npy", mmap_mode="r"), np.load(path / "labels.npy")
     items = []
     for f in range(0, len(images), every):
@@ -90,38 +99,81 @@ def mine(model: Model, path: Path, every: int) -> list[tuple[int, np.ndarray, in
         for _, box in detections(*model.raw(np.asarray(images[f])), MINE_SCORE)["people"]:
             overlap = iou(box, truth[:, 2:6]) if len(truth) else np.zeros(1)
             k = int(np.argmax(overlap))
-            if overlap[k] >= 0.5 and truth[k, 6] >= 0.25:
-                items.append((f, box, 1))
+            visible = len(truth) and truth[k, 6] >= 0.25
+            target = truth[k, 2:6] if visible and overlap[k] >= REGRESS_IOU else None
+            if overlap[k] >= 0.5 and visible:
+                items.append((f, box, 1, target))
             elif overlap[k] < 0.3:
-                items.append((f, box, 0))
-        items += [(f, t[2:6], 1) for t in truth if t[6] >= 0.25]
+                items.append((f, box, 0, None))
+            elif target is not None:
+                items.append((f, box, -1, target))
+        items += [(f, t[2:6], 1, t[2:6]) for t in truth if t[6] >= 0.25]
     return items
 
 
+def box_deltas(box: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """R-CNN box regression targets of `truth` from `box` (Girshick et al. 2014, appendix C): centre shift in
+    box widths / heights, log size ratio; divided by DELTA_SCALE (Faster R-CNN's normalisation)."""
+    w, h = box[2] - box[0], box[3] - box[1]
+    gw, gh = truth[2] - truth[0], truth[3] - truth[1]
+    return np.array([
+        ((truth[0] + truth[2]) - (box[0] + box[2])) / 2 / w,
+        ((truth[1] + truth[3]) - (box[1] + box[3])) / 2 / h,
+        np.log(gw / w), np.log(gh / h),
+    ]) / DELTA_SCALE
+
+
 class Windows:
-    """Balanced, augmented training batches of windows from the mined sources."""
+    """Augmented training batches of windows from the mined sources: half positives, half negatives for the
+    person score, and every box with a truth near it (positives and the ambiguous ones) for the box."""
 
     def __init__(self, sources: list[tuple[np.ndarray, list, bool]], seed: int):
         self.rng = np.random.default_rng(seed)
-        self.positives = [(img, f, b, real) for img, items, real in sources for f, b, y in items if y == 1]
-        self.real_negatives = [(img, f, b, real) for img, items, real in sources if real for f, b, y in items if y == 0]
-        self.negatives = [(img, f, b, real) for img, items, real in sources for f, b, y in items if y == 0]
+        entries = [(img, f, b, y, t, real) for img, items, real in sources for f, b, y, t in items]
+        self.positives = [e for e in entries if e[3] == 1]
+        self.ambiguous = [e for e in entries if e[3] == -1]
+        self.real_negatives = [e for e in entries if e[3] == 0 and e[5]]
+        self.negatives = [e for e in entries if e[3] == 0]
 
-    def batch(self, size: int) -> tuple[np.ndarray, np.ndarray]:
-        xs, ys = [], []
+    def batch(self, size: int):
+        xs, ys, scored, deltas, regressed = [], [], [], [], []
         for _ in range(size):
-            positive = self.rng.random() < 0.5
-            pool = self.positives if positive else (self.real_negatives if self.rng.random() < 0.6 else self.negatives)
-            images, f, box, real = pool[self.rng.integers(len(pool))]
-            jitter = (self.rng.normal(0, 0.06), self.rng.normal(0, 0.05), self.rng.normal(0, 0.08))
+            draw = self.rng.random()
+            if draw < 0.45:
+                pool = self.positives
+            elif draw < 0.55:
+                pool = self.ambiguous
+            else:
+                pool = self.real_negatives if self.rng.random() < 0.6 else self.negatives
+            images, f, box, label, truth, real = pool[self.rng.integers(len(pool))]
+            # The candidate as the window sees it: moved by 6 % / 5 % of its width / height, scaled by 8 %.
+            w, h = box[2] - box[0], box[3] - box[1]
+            cx = (box[0] + box[2]) / 2 + self.rng.normal(0, 0.06) * w
+            cy = (box[1] + box[3]) / 2 + self.rng.normal(0, 0.05) * h
+            k = float(np.exp(self.rng.normal(0, 0.08)))
+            seen = np.array([cx - k * w / 2, cy - k * h / 2, cx + k * w / 2, cy + k * h / 2])
             low = np.log(0.45) if real else np.log(0.8)
             decode = float(np.exp(self.rng.uniform(low, 0))) if self.rng.random() < 0.8 else 1.0
-            window_px = crop(np.asarray(images[f]), box, decode, jitter)
+            window_px = crop(np.asarray(images[f]), seen, decode)
+            target = box_deltas(seen, truth) if truth is not None else np.zeros(4)
             if self.rng.random() < 0.5:
                 window_px = window_px[:, ::-1]
+                target[0] = -target[0]
             xs.append(photometric(window_px, self.rng))
-            ys.append(float(positive))
-        return np.stack(xs).astype(np.float32), np.array(ys, np.float32)
+            ys.append(float(label == 1))
+            scored.append(float(label != -1))
+            deltas.append(target)
+            regressed.append(float(truth is not None))
+        return tuple(np.array(a, np.float32) for a in (xs, ys, scored, deltas, regressed))
+
+
+def loss_fn(params, x, y, scored, deltas, regressed):
+    """Binary cross-entropy of the person score (where `scored`) + smooth L1 of the box deltas (where
+    `regressed`), each averaged over its own samples."""
+    out = forward(params, x)
+    bce = optax.sigmoid_binary_cross_entropy(out[:, 0], y)
+    l1 = optax.huber_loss(out[:, 1:], deltas, delta=1.0).sum(-1)
+    return (bce * scored).sum() / jnp.maximum(scored.sum(), 1) + (l1 * regressed).sum() / jnp.maximum(regressed.sum(), 1)
 
 
 def train(windows: Windows, steps: int, seed: int) -> dict[str, np.ndarray]:
@@ -131,15 +183,14 @@ def train(windows: Windows, steps: int, seed: int) -> dict[str, np.ndarray]:
     state = opt.init(params)
 
     @jax.jit
-    def step(params, state, x, y):
-        loss, grads = jax.value_and_grad(lambda p: optax.sigmoid_binary_cross_entropy(forward(p, x), y).mean())(params)
+    def step(params, state, *batch):
+        loss, grads = jax.value_and_grad(loss_fn)(params, *batch)
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state, loss
 
     started, ema = time.time(), None
     for i in range(steps):
-        x, y = windows.batch(128)
-        params, state, loss = step(params, state, x, y)
+        params, state, loss = step(params, state, *windows.batch(128))
         ema = float(loss) if ema is None else 0.98 * ema + 0.02 * float(loss)
         if i % 250 == 0 or i == steps - 1:
             print(f"step {i}: loss {ema:.4f} ({time.time() - started:.0f} s)", flush=True)
@@ -167,13 +218,18 @@ def build(params: dict[str, np.ndarray]) -> onnx.ModelProto:
         helper.make_node("GlobalMaxPool", [x], ["max"]),
         helper.make_node("Concat", ["mean", "max"], ["pooled4"], axis=1),
         helper.make_node("Flatten", ["pooled4"], ["pooled"], axis=1),
-        helper.make_node("Gemm", ["pooled", const("fc_w", params["fc_w"]), const("fc_b", params["fc_b"])], ["logit"]),
+        helper.make_node("Gemm", ["pooled", const("fc_w", params["fc_w"]), const("fc_b", params["fc_b"])], ["head"]),
+        helper.make_node("Split", ["head", const("split", np.array([1, 4], np.int64))], ["logit", "deltas"], axis=1),
         helper.make_node("Sigmoid", ["logit"], ["person"]),
+        helper.make_node("Mul", ["deltas", const("delta_scale", np.array(DELTA_SCALE, np.float32)[None])], ["box_delta"]),
     ]
     graph = helper.make_graph(
         nodes, "person-verifier",
         [helper.make_tensor_value_info("windows", TensorProto.FLOAT, ["n", 3, HEIGHT, WIDTH])],
-        [helper.make_tensor_value_info("person", TensorProto.FLOAT, ["n", 1])],
+        [
+            helper.make_tensor_value_info("person", TensorProto.FLOAT, ["n", 1]),
+            helper.make_tensor_value_info("box_delta", TensorProto.FLOAT, ["n", 4]),
+        ],
         inits,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="polyvision")
@@ -198,10 +254,11 @@ def check(model: onnx.ModelProto, params: dict[str, np.ndarray]) -> None:
 
     x = np.random.default_rng(0).random((5, HEIGHT, WIDTH, 3), dtype=np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    got = session.run(None, {"windows": x.transpose(0, 3, 1, 2)})[0][:, 0]
-    want = np.asarray(jax.nn.sigmoid(forward({k: jnp.asarray(v) for k, v in params.items()}, jnp.asarray(x))))
-    err = float(np.abs(got - want).max())
-    print(f"onnxruntime vs JAX: {got.shape}, max difference {err:.2e}")
+    person, box_delta = session.run(None, {"windows": x.transpose(0, 3, 1, 2)})
+    out = np.asarray(forward({k: jnp.asarray(v) for k, v in params.items()}, jnp.asarray(x)))
+    err = max(float(np.abs(person[:, 0] - 1 / (1 + np.exp(-out[:, 0]))).max()),
+              float(np.abs(box_delta - out[:, 1:] * DELTA_SCALE).max()))
+    print(f"onnxruntime vs JAX: {person.shape} {box_delta.shape}, max difference {err:.2e}")
     if err > 1e-4:
         raise SystemExit("exported verifier does not match the trained one")
 
@@ -222,15 +279,13 @@ def main() -> None:
         items = mine(detector, Path(path), int(every or 1))
         # Real frames (real_dataset.py writes `matches`) are decoded smaller by the stage than renders are.
         real = "matches" in json.loads((Path(path) / "meta.json").read_text())
-        print(f"{path}: {sum(y for *_, y in items)} positives, {sum(1 - y for *_, y in items)} negatives", flush=True)
+        counts = {label: sum(1 for _, _, y, _ in items if y == label) for label in (1, 0, -1)}
+        print(f"{path}: {counts[1]} positives, {counts[0]} negatives, {counts[-1]} boxes to move only", flush=True)
         sources.append((np.load(Path(path) / "images.npy", mmap_mode="r"), items, real))
     params = train(Windows(sources, args.seed), args.steps, args.seed)
     model = build(params)
     check(model, params)
-    tmp = args.out.with_suffix(".onnx.partial")
-    onnx.save(model, tmp)
-    tmp.replace(args.out)
-    print(f"wrote {args.out} ({args.out.stat().st_size} bytes)")
+    save(model, args.out)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ WIDTH, HEIGHT = 32, 64
 CONTEXT = 1.6
 WEIGHT = 0.3
 PAD = 114.0
+# The box deltas (dx, dy in box widths / heights, log width and height ratios) are predicted divided by these.
+DELTA_SCALE = (0.1, 0.1, 0.2, 0.2)
 
 
 def window(box: np.ndarray) -> tuple[float, float, float, float]:

@@ -3,7 +3,12 @@ import { PolyvisionError, silentLogger } from '@polyvision/shared';
 import * as ort from 'onnxruntime-node';
 import { decodeYolov8, decodeYolox } from './decode/decode-yolo.ts';
 import { type ModelLayout, type ResolvedLayout, resolveLayout } from './decode/layout.ts';
-import { type CompiledDetectOptions, compileDetectOptions, type DetectOptions } from './detect-options.ts';
+import {
+  type CompiledDetectOptions,
+  compileDetectOptions,
+  type DetectionClass,
+  type DetectOptions,
+} from './detect-options.ts';
 import type { Detection } from './detections-format.ts';
 import { fuseFlipPasses, mirrorChw } from './flip-fusion.ts';
 import type { BoxXyxy, Region } from './geometry.ts';
@@ -112,6 +117,8 @@ export class Detector {
   readonly #spec: InputSpec;
   readonly #resolved: ResolvedLayout;
   readonly #classIds: number[];
+  /** The model class id of each detection class (the first, when a class map names one class twice). */
+  readonly #classIdOf = new Map<DetectionClass, number>();
   readonly #personClassIds: ReadonlySet<number>;
   readonly #floors: Record<number, number>;
   readonly #verifier: PersonVerifier | null;
@@ -140,6 +147,8 @@ export class Detector {
     this.#spec = spec;
     this.#resolved = resolved;
     this.#classIds = Object.keys(options.classMap).map(Number);
+    for (const id of this.#classIds)
+      if (!this.#classIdOf.has(options.classMap[id]!)) this.#classIdOf.set(options.classMap[id]!, id);
     // Merged person score (noisy-OR) over the person classes; `max` leaves every class on its own.
     this.#personClassIds = new Set(
       options.personScore === 'max' ? [] : this.#classIds.filter((id) => PERSON_CLASSES.has(options.classMap[id]!)),
@@ -595,33 +604,46 @@ export class Detector {
         }
       });
     }
-    const suppressed = perPass.map((perFrame) =>
-      perFrame.map((candidates) =>
-        classWiseNms(
-          candidates,
-          this.options.nmsIouThreshold,
-          this.options.maxDetectionsPerFrame,
-          // One person is one box whatever role the model leans to: people suppress each other.
-          (classId) => (PERSON_CLASSES.has(this.options.classMap[classId] ?? '') ? 'person' : classId),
-          this.options.nmsContainmentThreshold,
-        ).map(
-          (c): Detection => ({
-            class: this.options.classMap[c.classId]!,
-            score: Math.min(1, Math.max(0, c.score)),
-            box: c.box,
-          }),
-        ),
-      ),
-    );
+    const suppressed = perPass.map((perFrame) => perFrame.map((candidates) => this.#suppress(candidates)));
     const [recorded, mirrored] = suppressed as [Detection[][], Detection[][] | undefined];
     const found = mirrored ? recorded.map((d, frame) => fuseFlipPasses(d, mirrored[frame] ?? [])) : recorded;
     if (!this.#verifier) return found;
-    return this.#verifier.rescore(
+    const verified = await this.#verifier.rescore(
       first.frames,
       found,
       { width: plan.sourceWidth, height: plan.sourceHeight },
       (d) => PERSON_CLASSES.has(d.class),
       this.#verifiedPersonFloor,
+    );
+    // Boxes the verifier moved stay in the frame, and two that now cover one person are one again.
+    const inFrame = (b: BoxXyxy): BoxXyxy => [
+      clamp(b[0], 0, plan.sourceWidth),
+      clamp(b[1], 0, plan.sourceHeight),
+      clamp(b[2], 0, plan.sourceWidth),
+      clamp(b[3], 0, plan.sourceHeight),
+    ];
+    return verified.map((list) =>
+      this.#suppress(
+        list.map((d) => ({ classId: this.#classIdOf.get(d.class)!, score: d.score, box: inFrame(d.box) })),
+      ),
+    );
+  }
+
+  /** Class-wise NMS of a frame's candidates (people in one group), as detections best first. */
+  #suppress(candidates: Candidate[]): Detection[] {
+    return classWiseNms(
+      candidates,
+      this.options.nmsIouThreshold,
+      this.options.maxDetectionsPerFrame,
+      // One person is one box whatever role the model leans to: people suppress each other.
+      (classId) => (PERSON_CLASSES.has(this.options.classMap[classId] ?? '') ? 'person' : classId),
+      this.options.nmsContainmentThreshold,
+    ).map(
+      (c): Detection => ({
+        class: this.options.classMap[c.classId]!,
+        score: Math.min(1, Math.max(0, c.score)),
+        box: c.box,
+      }),
     );
   }
 

@@ -290,7 +290,7 @@ describe('default player detector in int8 (what CPU workers run)', () => {
 });
 
 describe('default player detector with its person verifier (player-detector 3.3)', () => {
-  it("rescores the people it found, keeps their boxes and the ball's, and keeps the clip's people", async () => {
+  it("rescores the people it found, keeps the ball's boxes, and keeps the clip's people", async () => {
     const verified = await Detector.open(await detectOptionsFromEnv(loadConfig(detectEnvSchema, {})));
     const own = await Detector.open(
       await detectOptionsFromEnv(loadConfig(detectEnvSchema, { DETECT_VERIFIER: 'off' })),
@@ -308,13 +308,17 @@ describe('default player detector with its person verifier (player-detector 3.3)
       let rescored = 0;
       for (const [k, list] of withVerifier.entries()) {
         for (const d of list) {
-          // Every box is one the detector found (the verifier moves none), the ball's with its own score.
-          const same = (without[k] ?? []).find((o) => o.class === d.class && iou(o.box, d.box) > 0.999);
-          expect(same).toBeDefined();
-          if (d.class === 'ball') expect(d.score).toBe(same!.score);
+          // Every box is one the detector found — a person's perhaps moved onto the person, the ball's as it
+          // was, with its own score.
+          const near = (without[k] ?? [])
+            .filter((o) => o.class === d.class)
+            .sort((a, b) => iou(b.box, d.box) - iou(a.box, d.box))[0];
+          expect(near).toBeDefined();
+          if (d.class === 'ball') expect(d).toEqual(near);
           else {
+            expect(iou(near!.box, d.box)).toBeGreaterThan(0.5);
             expect(d.score).toBeGreaterThanOrEqual(CARD.low);
-            if (Math.abs(d.score - same!.score) > 1e-3) rescored += 1;
+            if (Math.abs(d.score - near!.score) > 1e-3) rescored += 1;
           }
         }
       }
@@ -331,8 +335,12 @@ describe('default player detector with its person verifier (player-detector 3.3)
 
 describe('default player detector with flip test-time augmentation (DETECT_TTA=flip)', () => {
   it("finds one pass's people, and the mirror of a frame gives the mirror of its boxes", async () => {
-    const onePass = await Detector.open(await detectOptionsFromEnv(loadConfig(detectEnvSchema, {})));
-    const tta = await Detector.open(await detectOptionsFromEnv(loadConfig(detectEnvSchema, { DETECT_TTA: 'flip' })));
+    // The detector's own passes (the verifier's box deltas are learnt, not exactly mirror-symmetric).
+    const own = { DETECT_VERIFIER: 'off' };
+    const onePass = await Detector.open(await detectOptionsFromEnv(loadConfig(detectEnvSchema, own)));
+    const tta = await Detector.open(
+      await detectOptionsFromEnv(loadConfig(detectEnvSchema, { ...own, DETECT_TTA: 'flip' })),
+    );
     try {
       expect(tta.options.testTimeAugmentation).toBe('flip');
       const frames: BgrImage[] = [];

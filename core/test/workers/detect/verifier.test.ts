@@ -6,6 +6,7 @@ import { Detector } from '../../../src/workers/detect/index.ts';
 import { readModelCard } from '../../../src/workers/detect/model/model-card.ts';
 import {
   fusedPersonScore,
+  refineBox,
   sampleWindow,
   type VerifierWindowSpec,
   verifierWindow,
@@ -51,6 +52,13 @@ describe("the person verifier's window", () => {
       out.subarray(c * 2048, (c + 1) * 2048).reduce((s, v) => s + Math.round(v * 255), 0),
     );
     expect(sums).toEqual([249419, 249534, 250662]);
+  });
+});
+
+describe("the verifier's box deltas", () => {
+  it('move the centre in box widths and heights and scale the size by e^delta (R-CNN)', () => {
+    expect(refineBox([10, 20, 30, 60], [0.1, -0.05, Math.log(2), 0])).toEqual([2, 18, 42, 58]);
+    expect(refineBox([10, 20, 30, 60], [0, 0, 0, 0])).toEqual([10, 20, 30, 60]);
   });
 });
 

@@ -1,2 +1,2 @@
-export { fusedPersonScore, PersonVerifier } from './person-verifier.ts';
+export { fusedPersonScore, PersonVerifier, refineBox } from './person-verifier.ts';
 export { sampleWindow, type VerifierWindowSpec, verifierWindow } from './window.ts';

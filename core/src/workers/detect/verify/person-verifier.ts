@@ -3,6 +3,7 @@ import type { Logger } from '@polyvision/shared';
 import { PolyvisionError } from '@polyvision/shared';
 import * as ort from 'onnxruntime-node';
 import type { Detection } from '../detections-format.ts';
+import type { BoxXyxy } from '../geometry.ts';
 import type { BgrImage } from '../letterbox.ts';
 import type { ModelVerifier } from '../model/model-card.ts';
 import { type ExecutionProvider, openSession } from '../model/open-session.ts';
@@ -11,6 +12,20 @@ import { sampleWindow, verifierWindow } from './window.ts';
 
 /** Windows per onnxruntime call (8 MB of input at 32 × 64). */
 const MAX_WINDOWS_PER_RUN = 512;
+
+/**
+ * `box` moved by R-CNN box deltas `[dx, dy, dw, dh]` (Girshick et al. 2014, appendix C): its centre by
+ * `dx` box widths and `dy` box heights, its width and height scaled by `e^dw` and `e^dh`.
+ */
+export function refineBox(box: BoxXyxy, delta: ArrayLike<number>): BoxXyxy {
+  const w = box[2] - box[0];
+  const h = box[3] - box[1];
+  const cx = (box[0] + box[2]) / 2 + delta[0]! * w;
+  const cy = (box[1] + box[3]) / 2 + delta[1]! * h;
+  const nw = w * Math.exp(delta[2]!);
+  const nh = h * Math.exp(delta[3]!);
+  return [cx - nw / 2, cy - nh / 2, cx + nw / 2, cy + nh / 2];
+}
 
 /**
  * The fused person score of a box: `detector^(1 − weight) · verifier^weight` (a weighted geometric
@@ -31,13 +46,14 @@ export class PersonVerifier {
   readonly card: ModelVerifier;
   readonly #session: ort.InferenceSession;
   readonly #input: string;
-  readonly #output: string;
+  /** Whether the verifier also moves each box (its `box_delta` output). */
+  readonly #regresses: boolean;
 
   private constructor(session: ort.InferenceSession, card: ModelVerifier) {
     this.#session = session;
     this.card = card;
     this.#input = session.inputNames[0]!;
-    this.#output = session.outputNames[0]!;
+    this.#regresses = session.outputNames.includes('box_delta');
   }
 
   /**
@@ -70,17 +86,19 @@ export class PersonVerifier {
       ...(options.intraOpNumThreads ? { intraOpNumThreads: options.intraOpNumThreads } : {}),
     });
     const { widthPx: w, heightPx: h } = card.window;
-    let answers: number;
+    let out: ort.InferenceSession.ReturnType;
     try {
       const probe = new ort.Tensor('float32', new Float32Array(3 * w * h), [1, 3, h, w]);
-      answers = (await session.run({ [session.inputNames[0]!]: probe }))[session.outputNames[0]!]!.data.length;
+      out = await session.run({ [session.inputNames[0]!]: probe });
     } catch (cause) {
       await session.release();
       return refuse(`does not run on a ${w}×${h} window: ${String(cause)}`);
     }
-    if (answers !== 1) {
+    const person = out.person?.data.length;
+    const delta = out.box_delta?.data.length;
+    if (person !== 1 || (delta !== undefined && delta !== 4)) {
       await session.release();
-      refuse(`answers ${answers} values for one window`);
+      refuse(`answers ${person ?? 'no'} person and ${delta ?? 'no'} box values for one window (want 1 and 4 or none)`);
     }
     return new PersonVerifier(session, card);
   }
@@ -88,9 +106,10 @@ export class PersonVerifier {
   /**
    * Rescores the person boxes (`isPerson`) of each frame: each box's window sampled from `frames[i]`
    * (the frame the detector saw, decoded at `frame.width / sourceWidth` of the source size; boxes are
-   * in source pixels), one onnxruntime call for a batch's windows, scores fused. People whose fused score
-   * falls under `minPersonScore` are dropped; other classes pass unchanged. Each frame's list comes back
-   * best first.
+   * in source pixels), one onnxruntime call for a batch's windows, scores fused, and — when the verifier
+   * regresses boxes (`box_delta`) — each box moved by its deltas ({@link refineBox}; the caller suppresses
+   * duplicates again). People whose fused score falls under `minPersonScore` are dropped; other classes
+   * pass unchanged. Each frame's list comes back best first.
    *
    * @throws PolyvisionError `inference_failed` (retriable) when onnxruntime fails.
    */
@@ -110,6 +129,7 @@ export class PersonVerifier {
       });
     });
     const probability = new Float32Array(people.length);
+    const deltas = new Float32Array(4 * people.length);
     for (let start = 0; start < people.length; start += MAX_WINDOWS_PER_RUN) {
       const chunk = people.slice(start, start + MAX_WINDOWS_PER_RUN);
       const data = new Float32Array(chunk.length * size);
@@ -120,26 +140,32 @@ export class PersonVerifier {
         const b = detections[frame]![index]!.box;
         sampleWindow(image, verifierWindow([b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy], spec), spec, data, k * size);
       });
-      probability.set(await this.#run(data, chunk.length), start);
+      const out = await this.#run(data, chunk.length);
+      probability.set(out.person, start);
+      if (out.boxDelta) deltas.set(out.boxDelta, 4 * start);
     }
-    const fused = detections.map((list) => list.map((d) => d.score));
+    const rescored = detections.map((list) => [...list]);
     people.forEach(({ frame, index }, k) => {
       const d = detections[frame]![index]!;
-      fused[frame]![index] = fusedPersonScore(d.score, probability[k]!, weight);
+      rescored[frame]![index] = {
+        ...d,
+        score: fusedPersonScore(d.score, probability[k]!, weight),
+        ...(this.#regresses ? { box: refineBox(d.box, deltas.subarray(4 * k, 4 * k + 4)) } : {}),
+      };
     });
-    return detections.map((list, frame) =>
-      list
-        .map((d, index) => ({ ...d, score: fused[frame]![index]! }))
-        .filter((d) => !isPerson(d) || d.score >= minPersonScore)
-        .sort((a, b) => b.score - a.score),
+    return rescored.map((list) =>
+      list.filter((d) => !isPerson(d) || d.score >= minPersonScore).sort((a, b) => b.score - a.score),
     );
   }
 
-  async #run(data: Float32Array, count: number): Promise<Float32Array> {
+  async #run(data: Float32Array, count: number): Promise<{ person: Float32Array; boxDelta: Float32Array | null }> {
     const { widthPx: w, heightPx: h } = this.card.window;
     try {
       const out = await this.#session.run({ [this.#input]: new ort.Tensor('float32', data, [count, 3, h, w]) });
-      return out[this.#output]!.data as Float32Array;
+      return {
+        person: out.person!.data as Float32Array,
+        boxDelta: this.#regresses ? (out.box_delta!.data as Float32Array) : null,
+      };
     } catch (cause) {
       throw new PolyvisionError('inference_failed', `onnxruntime failed in the person verifier: ${String(cause)}`, {
         retriable: true,
