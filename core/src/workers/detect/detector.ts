@@ -122,7 +122,7 @@ export class Detector {
   readonly #personClassIds: ReadonlySet<number>;
   readonly #floors: Record<number, number>;
   readonly #verifier: PersonVerifier | null;
-  /** People scoring under this after verification are dropped (their class floor; the decode floor is lower). */
+  /** People scoring under this after verification are dropped (their class floor; they are decoded from the verifier's candidate floor). */
   readonly #verifiedPersonFloor: number;
   readonly #inputName: string;
   readonly #outputName: string;
@@ -160,8 +160,11 @@ export class Detector {
       const floor = options.classScoreFloors[name];
       if (PERSON_CLASSES.has(name)) personFloors.push(floor ?? options.scoreThreshold);
       if (floor !== undefined) this.#floors[id] = floor;
-      // The verifier looks at the card's candidates; its fused score then meets the people's floor.
-      if (verifier && PERSON_CLASSES.has(name)) this.#floors[id] = verifier.card.candidateFloor;
+      // The verifier looks at the card's candidates (or from a lower floor a user set); its fused score then
+      // meets the people's floor.
+      if (verifier && PERSON_CLASSES.has(name)) {
+        this.#floors[id] = Math.min(floor ?? options.scoreThreshold, verifier.card.candidateFloor);
+      }
     }
     this.#verifiedPersonFloor = personFloors.length ? Math.min(...personFloors) : options.scoreThreshold;
     this.#inputName = session.inputNames[0]!;

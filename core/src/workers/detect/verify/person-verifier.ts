@@ -38,8 +38,9 @@ export function fusedPersonScore(detectorScore: number, verifierProbability: num
 /**
  * The person verifier (core/models/player-detector/train/verifier.py): a small classifier that looks
  * again at each person box the detector found, through a window of its own around the box in the
- * frame the detector saw, and rescores it (`fusedPersonScore`). On the real validation matches it
- * lifts the people recall at precision 0.95 from 0.79 to 0.93 (MODEL_CARD.md). Open with
+ * frame the detector saw, rescores it (`fusedPersonScore`) and moves it onto the person (`refineBox`). On
+ * the real validation matches it lifts the people recall at precision 0.95 from 0.79 to 0.94 (MODEL_CARD.md,
+ * bench/README.md § The person verifier). Open with
  * {@link PersonVerifier.open}, reuse for many frames, then `close()`.
  */
 export class PersonVerifier {
