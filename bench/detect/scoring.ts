@@ -9,7 +9,12 @@
  *   card's person verifier (`verifier: 'auto'`, from 3.3) the thresholds on its fused score, else on the
  *   detector's own (`verifier.tracker_unverified`).
  */
-import { type DetectOptions, readModelCard, scoreFloorsOf } from '../../core/src/workers/detect/index.ts';
+import {
+  cardThresholds,
+  type DetectOptions,
+  readModelCard,
+  scoreFloorsOf,
+} from '../../core/src/workers/detect/index.ts';
 
 export type Scoring = 'legacy' | 'card';
 
@@ -27,8 +32,7 @@ export async function scoringOptions(
       high: card ? 0.531 : undefined,
     };
   }
-  // The card's thresholds are on the verified score; without its verifier, on the detector's own (as the stage).
-  const tracker = card && (verifier === 'off' ? (card.verifier?.unverified ?? card.tracker) : card.tracker);
+  const tracker = card && cardThresholds(card, verifier);
   return {
     options: tracker
       ? { classScoreFloors: scoreFloorsOf(tracker), confidentScore: tracker.high, verifier }

@@ -51,6 +51,7 @@ import onnxruntime as ort
 from PIL import Image
 
 from classes import CLASS_NAMES
+from verifier_window import CONTEXT, HEIGHT, WEIGHT, WIDTH, sample, window
 
 MIN_VISIBILITY = 0.25
 BALL_CENTRE_PX = 4
@@ -169,15 +170,14 @@ class Verifier:
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
     def rescore(
-        self, model: Model, found: list[tuple[float, np.ndarray]], floor: float = 0.0
-    ) -> list[tuple[float, np.ndarray]]:
-        """`found` (score, box in frame px) of the model's last frame scoring >= `floor`, with fused scores
-        detector ** (1 - WEIGHT) * verifier ** WEIGHT, best first."""
-        found = [d for d in found if d[0] >= floor]
-        from verifier_window import WEIGHT, sample, window
-
+        self, model: Model, found: list[tuple[float, np.ndarray]], floors: tuple[float, ...] = (0.0,)
+    ) -> dict[float, list[tuple[float, np.ndarray]]]:
+        """Per floor, `found` (score, box in frame px) of the model's last frame scoring >= that floor, with fused
+        scores detector ** (1 - WEIGHT) * verifier ** WEIGHT and moved boxes, after NMS, best first. The
+        verifier runs once, on every candidate of the lowest floor."""
+        found = [d for d in found if d[0] >= min(floors)]
         if not found or model.last_input is None:
-            return found
+            return {floor: [d for d in found if d[0] >= floor] for floor in floors}
         img, scale, px, py = model.last_input
         windows = []
         for _, box in found:
@@ -186,14 +186,18 @@ class Verifier:
         x = (np.floor(np.stack(windows) + 0.5) / 255.0).astype(np.float32).transpose(0, 3, 1, 2)
         outputs = self.session.run(None, {"windows": x})
         p = outputs[0][:, 0]
-        boxes = [box for _, box in found]
+        boxes = np.array([box for _, box in found])
         if len(outputs) > 1:
             # Each box moved by its regressed deltas, then NMS again: two candidates may land on one person.
-            boxes = [refine_box(box, delta) for box, delta in zip(boxes, outputs[1])]
-        fused = np.array([s ** (1 - WEIGHT) * q ** WEIGHT for (s, _), q in zip(found, p)])
-        keep = nms(np.array(boxes), fused, 0.5)
-        return [(float(fused[k]), boxes[k]) for k in keep]
-
+            boxes = np.array([refine_box(box, delta) for box, delta in zip(boxes, outputs[1])])
+        detector = np.array([s for s, _ in found])
+        fused = detector ** (1 - WEIGHT) * p ** WEIGHT
+        out = {}
+        for floor in floors:
+            candidates = np.nonzero(detector >= floor)[0]
+            keep = nms(boxes[candidates], fused[candidates], 0.5)
+            out[floor] = [(float(fused[candidates[k]]), boxes[candidates[k]]) for k in keep]
+        return out
 
 PERSON_SCORE = "noisy-or"
 # Detector scores from which the person verifier may look at the candidates (`candidate_floor`): the highest
@@ -286,8 +290,8 @@ def evaluate(model: Model, images: np.ndarray, labels: np.ndarray, min_score: fl
         dets = detections(*model.raw(np.asarray(images[f])), min_score)
         if model.verifier:
             dets["people_unverified"] = dets["people"]
-            for floor in CANDIDATE_FLOORS:
-                dets[f"people_from_{floor}"] = model.verifier.rescore(model, dets["people"], floor)
+            for floor, verified in model.verifier.rescore(model, dets["people"], CANDIDATE_FLOORS).items():
+                dets[f"people_from_{floor}"] = verified
             dets["people"] = dets[f"people_from_{CANDIDATE_FLOORS[0]}"]
         for g in groups:
             if g.startswith("people"):
@@ -473,8 +477,6 @@ def main() -> None:
         # The card's person verifier: `tracker` above is on its fused score of the candidates from
         # `candidate_floor` up (what the stage writes), `tracker_unverified` on the detector's own
         # (DETECT_VERIFIER=off).
-        from verifier_window import CONTEXT, HEIGHT, WEIGHT, WIDTH
-
         people_unverified = first_tables[first_model]["people_unverified"][0]
         result["verifier"] = {
             "file": first_model_obj.verifier.path.name,

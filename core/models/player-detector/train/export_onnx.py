@@ -95,7 +95,7 @@ def build(params: dict[str, np.ndarray], height: int, width: int) -> onnx.ModelP
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="polyvision-train")
     model.ir_version = 8
     names = {str(i): n for i, n in enumerate(CLASS_NAMES)}
-    for key, value in {
+    return with_metadata(model, {
         "names": repr(names),
         "stride": str(STRIDE),
         "imgsz": repr([height, width]),
@@ -104,7 +104,12 @@ def build(params: dict[str, np.ndarray], height: int, width: int) -> onnx.ModelP
         "normalisation": "RGB, pixel / 255, NCHW; letterbox with grey 114 to the input size",
         "licence": "CC BY 4.0 (trained on Polyvision synthetic data and on the CC BY 4.0 "
         "football-players-detection set; see MODEL_CARD.md for the attribution)",
-    }.items():
+    })
+
+
+def with_metadata(model: onnx.ModelProto, metadata: dict[str, str]) -> onnx.ModelProto:
+    """`model` with `metadata` in its metadata_props, checked by onnx.checker."""
+    for key, value in metadata.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
     onnx.checker.check_model(model)

@@ -54,7 +54,7 @@ import optax
 from onnx import TensorProto, helper, numpy_helper
 from augment import photometric
 from evaluate import PEOPLE, Model, detections, iou
-from export_onnx import save
+from export_onnx import save, with_metadata
 from verifier_window import CONTEXT, DELTA_SCALE, HEIGHT, WEIGHT, WIDTH, crop
 
 MINE_SCORE = 0.15
@@ -234,18 +234,14 @@ def build(params: dict[str, np.ndarray]) -> onnx.ModelProto:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="polyvision")
     model.ir_version = 8
-    for key, value in {
+    return with_metadata(model, {
         "task": "verify",
         "window": f"{WIDTH}x{HEIGHT}, centred on the box, {CONTEXT} x max(box height, 2 x box width) tall, "
         "bilinear at output pixel centres, grey 114 outside the frame",
         "fusion": f"score = detector ** {1 - WEIGHT:g} * verifier ** {WEIGHT:g}",
         "licence": "CC BY 4.0 (trained on Polyvision synthetic data and on the CC BY 4.0 "
         "football-players-detection set; see MODEL_CARD.md for the attribution)",
-    }.items():
-        entry = model.metadata_props.add()
-        entry.key, entry.value = key, value
-    onnx.checker.check_model(model)
-    return model
+    })
 
 
 def check(model: onnx.ModelProto, params: dict[str, np.ndarray]) -> None:

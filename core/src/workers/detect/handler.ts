@@ -7,7 +7,7 @@ import type { StageHandlerContext } from '../runtime/stage-registry.ts';
 import { SEGMENT_MIN_CLIP_MS } from '../segment/min-clip.ts';
 import { DEFAULT_ANALYSIS_FPS, DETECTION_CLASSES, type DetectionClass, type DetectOptions } from './detect-options.ts';
 import { Detector } from './detector.ts';
-import { readModelCard, scoreFloorsOf } from './model/model-card.ts';
+import { cardThresholds, readModelCard, scoreFloorsOf } from './model/model-card.ts';
 import { runDetect } from './run-detect.ts';
 import {
   type ArtifactIo,
@@ -146,9 +146,7 @@ export async function detectOptionsFromEnv(env: z.infer<typeof detectEnvSchema>)
   // People at the tracker's low, the ball at its ball score (nothing the tracker uses is dropped).
   const card =
     'path' in model && model.path && env.DETECT_SCORE_THRESHOLD === undefined ? await readModelCard(model.path) : null;
-  // The card's thresholds are on the verified score; without its verifier, on the detector's own.
-  const thresholds =
-    card && (env.DETECT_VERIFIER === 'off' ? (card.verifier?.unverified ?? card.tracker) : card.tracker);
+  const thresholds = card && cardThresholds(card, env.DETECT_VERIFIER);
   return {
     model,
     modelVersion: env.DETECT_MODEL_VERSION,

@@ -136,6 +136,15 @@ export function scoreFloorsOf(tracker: TrackerThresholds): Partial<Record<Detect
 }
 
 /**
+ * The card's tracker thresholds for the scores the detect stage writes: on the verified score (`tracker`)
+ * when its person verifier runs (`verifier: 'auto'`), else on the detector's own (`verifier.unverified`;
+ * `tracker` for a card without a verifier).
+ */
+export function cardThresholds(card: ModelCard, verifier: 'auto' | 'off'): TrackerThresholds {
+  return verifier === 'off' ? (card.verifier?.unverified ?? card.tracker) : card.tracker;
+}
+
+/**
  * Reads the model card of a local model: `tracker: {high, low, ball?, person_score?}`, `input`,
  * `renditions` and `verifier` (train/verifier.py: file, sha256, detector_sha256, weight, window,
  * candidate_floor, tracker_unverified) in the
