@@ -129,6 +129,7 @@ const header = {
     precision: detector.info.precision,
     tiles: plan.tiles.length,
     ...(detector.info.verifier ? { verifier: detector.info.verifier } : {}),
+    ...(detector.info.ballVerifier ? { ballVerifier: detector.info.ballVerifier } : {}),
   },
   tiling: {
     mode: detector.options.tiling.mode,

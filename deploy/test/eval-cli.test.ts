@@ -94,6 +94,40 @@ describe('polyvision eval detections', () => {
     expect(row('ball').ap).toBe(0);
   });
 
+  it('--ball-centre-px matches the ball on box centres, not IoU; people keep IoU', async () => {
+    // 1000×500 image: a ball labelled [245,120,255,130] (centre 250,125); a box 3 px right and 2 px up of it,
+    // a bit larger (IoU 0.44: a miss at IoU 0.5), and a second one 9.2 px away.
+    const labels = join(dir, 'labels-ball');
+    await mkdir(labels);
+    await writeFile(join(labels, 'a.txt'), '0 0.25 0.25 0.01 0.02\n2 0.5 0.5 0.1 0.2\n');
+    const pred = join(dir, 'pred-ball.jsonl');
+    const frame = {
+      frame: 0,
+      sourceFrame: 0,
+      tMs: 0,
+      detections: [
+        { class: 'ball', score: 0.8, box: [246, 116, 260, 130] },
+        { class: 'ball', score: 0.6, box: [252, 126, 262, 136] },
+        { class: 'player', score: 0.9, box: [452, 200, 552, 300] },
+      ],
+    };
+    await writeFile(pred, [header(1000, 500), frame].map((l) => JSON.stringify(l)).join('\n'));
+    const row = (result: { rows: { class: string }[] }, c: string) => result.rows.find((r) => r.class === c);
+    const byIou = await evalCli('detections', '--gt', labels, '--pred', pred);
+    expect(row(byIou, 'ball')).toMatchObject({ truePositives: 0, falsePositives: 2, ap: 0 });
+    const byCentre = await evalCli('detections', '--gt', labels, '--pred', pred, '--ball-centre-px', '4');
+    expect(byCentre.ballCentrePx).toBe(4);
+    // The first (centre 3.6 px off) matches; the second (9.2 px) is a false ball.
+    expect(row(byCentre, 'ball')).toMatchObject({ truePositives: 1, falsePositives: 1, falseNegatives: 0, ap: 1 });
+    expect(row(byCentre, 'player')).toMatchObject({ truePositives: 1, falsePositives: 0 });
+    const wide = await evalCli('detections', '--gt', labels, '--pred', pred, '--ball-centre-px', '10');
+    // One ball, two boxes near it: still one match (one-to-one), the best scored first for AP.
+    expect(row(wide, 'ball')).toMatchObject({ truePositives: 1, falsePositives: 1 });
+    await expect(
+      run(process.execPath, [MAIN, 'eval', 'detections', '--gt', labels, '--pred', pred, '--ball-centre-px', '-1']),
+    ).rejects.toMatchObject({ code: 2 });
+  });
+
   it('--ignore leaves out the truth and the detections centred in a region of every frame', async () => {
     // 1000×500 image: a player [450,200,550,300] and a ball [245,120,255,130] labelled; a false referee at
     // [10,10,40,80] (a logo, say). The region [0,0,300,150] holds the ball's truth and the false referee.

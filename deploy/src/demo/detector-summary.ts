@@ -8,8 +8,8 @@ import type { ArtifactRef } from '@polyvision/shared';
 /** What the demo tells about its detector run (from the detections file's header). */
 export interface DetectorSummary {
   /**
-   * The model version, with the precision and provider it ran at and whether the person verifier rescored
-   * its people: `player-detector-3.3 (int8, cpu, verified)`.
+   * The model version, with the precision and provider it ran at and whether the model card's verifiers
+   * rescored its people and ball: `player-detector-3.4 (int8, cpu, verified)`.
    */
   model: string;
   /** `CxR (…)`: the tile grid and why it was chosen. */
@@ -32,7 +32,14 @@ export async function detectorSummaryOf(outDir: string, detections: string | nul
   }
   lines.close();
   let header: {
-    model?: { version?: string; tiles?: number; precision?: string; executionProvider?: string; verifier?: unknown };
+    model?: {
+      version?: string;
+      tiles?: number;
+      precision?: string;
+      executionProvider?: string;
+      verifier?: unknown;
+      ballVerifier?: unknown;
+    };
     tiling?: { columns: number; rows: number; source: string; personHeightPx?: number; scale: number };
     warnings?: string[];
   };
@@ -42,7 +49,11 @@ export async function detectorSummaryOf(outDir: string, detections: string | nul
     return null;
   }
   const t = header.tiling;
-  const ran = [header.model?.precision, header.model?.executionProvider, header.model?.verifier ? 'verified' : '']
+  const ran = [
+    header.model?.precision,
+    header.model?.executionProvider,
+    header.model?.verifier || header.model?.ballVerifier ? 'verified' : '',
+  ]
     .filter(Boolean)
     .join(', ');
   return {

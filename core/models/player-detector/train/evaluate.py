@@ -51,7 +51,7 @@ import onnxruntime as ort
 from PIL import Image
 
 from classes import CLASS_NAMES
-from verifier_window import CONTEXT, HEIGHT, WEIGHT, WIDTH, sample, window
+from verifier_window import SPECS, sample, window
 
 MIN_VISIBILITY = 0.25
 BALL_CENTRE_PX = 4
@@ -114,6 +114,7 @@ class Model:
         self.frames = 0
         self.verifier: Verifier | None = None
         self.candidate_floor: float | None = None
+        self.ball_verifier: Verifier | None = None
         # The last frame as the model saw it: letterboxed input (uint8 HxWx3), scale, pad x, pad y.
         self.last_input: tuple[np.ndarray, float, float, float] | None = None
 
@@ -161,19 +162,21 @@ def sha256_of(path: Path) -> str:
 
 
 class Verifier:
-    """The person verifier (verifier.py): rescores person boxes from windows of the frame the detector saw."""
+    """A verifier (verifier.py): rescores the person (or ball: its first output's name) boxes from windows of
+    the frame the detector saw."""
 
     def __init__(self, path: Path):
         self.path = path
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 2
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self.spec = SPECS[self.session.get_outputs()[0].name]
 
     def rescore(
         self, model: Model, found: list[tuple[float, np.ndarray]], floors: tuple[float, ...] = (0.0,)
     ) -> dict[float, list[tuple[float, np.ndarray]]]:
         """Per floor, `found` (score, box in frame px) of the model's last frame scoring >= that floor, with fused
-        scores detector ** (1 - WEIGHT) * verifier ** WEIGHT and moved boxes, after NMS, best first. The
+        scores detector ** (1 - weight) * verifier ** weight and moved boxes, after NMS, best first. The
         verifier runs once, on every candidate of the lowest floor."""
         found = [d for d in found if d[0] >= min(floors)]
         if not found or model.last_input is None:
@@ -181,8 +184,8 @@ class Verifier:
         img, scale, px, py = model.last_input
         windows = []
         for _, box in found:
-            x0, y0, x1, y1 = window(box * scale + np.array([px, py, px, py]))
-            windows.append(sample(img, x0, y0, x1, y1))
+            x0, y0, x1, y1 = window(box * scale + np.array([px, py, px, py]), self.spec)
+            windows.append(sample(img, x0, y0, x1, y1, self.spec))
         x = (np.floor(np.stack(windows) + 0.5) / 255.0).astype(np.float32).transpose(0, 3, 1, 2)
         outputs = self.session.run(None, {"windows": x})
         p = outputs[0][:, 0]
@@ -191,7 +194,7 @@ class Verifier:
             # Each box moved by its regressed deltas, then NMS again: two candidates may land on one person.
             boxes = np.array([refine_box(box, delta) for box, delta in zip(boxes, outputs[1])])
         detector = np.array([s for s, _ in found])
-        fused = detector ** (1 - WEIGHT) * p ** WEIGHT
+        fused = detector ** (1 - self.spec.weight) * p ** self.spec.weight
         out = {}
         for floor in floors:
             candidates = np.nonzero(detector >= floor)[0]
@@ -207,6 +210,9 @@ PERSON_SCORE = "noisy-or"
 VERIFIED_HIGH_PRECISION = 0.95
 CANDIDATE_FLOORS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35)
 RECALL_SLACK = 0.002
+# The ball verifier looks at every ball candidate from its training's mining floor (verifier.MINE_SCORE): a
+# frame has a few dozen and its window costs ~3 MMAC.
+BALL_CANDIDATE_FLOOR = 0.1
 
 
 def people_score(scores: np.ndarray) -> np.ndarray:
@@ -284,6 +290,8 @@ def evaluate(model: Model, images: np.ndarray, labels: np.ndarray, min_score: fl
     groups = list(CLASS_NAMES) + ["people", "ball_centre_within_4px"]
     if model.verifier:
         groups += ["people_unverified"] + [f"people_from_{floor}" for floor in CANDIDATE_FLOORS]
+    if model.ball_verifier:
+        groups += ["ball_unverified", "ball_unverified_centre_within_4px"]
     acc = {g: ([], [], 0) for g in groups}
     for f in range(len(images)):
         gt = labels[labels[:, 0] == f]
@@ -293,19 +301,25 @@ def evaluate(model: Model, images: np.ndarray, labels: np.ndarray, min_score: fl
             for floor, verified in model.verifier.rescore(model, dets["people"], CANDIDATE_FLOORS).items():
                 dets[f"people_from_{floor}"] = verified
             dets["people"] = dets[f"people_from_{CANDIDATE_FLOORS[0]}"]
+        if model.ball_verifier:
+            dets["ball_unverified"] = dets["ball"]
+            dets["ball"] = model.ball_verifier.rescore(model, dets["ball"], (BALL_CANDIDATE_FLOOR,))[BALL_CANDIDATE_FLOOR]
         for g in groups:
             if g.startswith("people"):
                 sel = np.isin(gt[:, 1], PEOPLE)
                 d = dets[g]
-            elif g == "ball_centre_within_4px":
+            elif g.endswith("_centre_within_4px"):
                 sel = gt[:, 1] == BALL
-                d = dets["ball"]
+                d = dets[g.removesuffix("_centre_within_4px")]
+            elif g == "ball_unverified":
+                sel = gt[:, 1] == BALL
+                d = dets[g]
             else:
                 sel = gt[:, 1] == CLASS_NAMES.index(g)
                 d = dets[g]
             status, positives = match(
                 d, gt[sel, 2:6], gt[sel, 6] < MIN_VISIBILITY, iou_min,
-                BALL_CENTRE_PX if g == "ball_centre_within_4px" else 0,
+                BALL_CENTRE_PX if g.endswith("_centre_within_4px") else 0,
             )
             s, t, p = acc[g]
             acc[g] = (s + [x[0] for x in d], t + status, p + positives)
@@ -323,6 +337,8 @@ def summarise(tables: dict, score: float) -> dict:
             out[g]["recall_at_precision"] = {
                 str(p): round(recall_at_precision(table, p), 4) for p in (0.9, 0.95)
             }
+        if g.startswith("ball"):
+            out[g]["recall_at_precision"] = {"0.6": round(recall_at_precision(table, 0.6), 4)}
         if g in ("people", "ball", "ball_centre_within_4px"):
             out[g]["sweep"] = {
                 str(t): {k: round(v, 4) for k, v in at_threshold(table, positives, t).items() if k in ("precision", "recall")}
@@ -391,6 +407,18 @@ def ball_track_floor(table: dict, frames: int, false_per_frame: float = BALL_FAL
     return float(np.ceil(float(s[ok[-1]]) * 1000) / 1000)
 
 
+def verifier_card(verifier: Verifier, detector: Path) -> dict:
+    """A verifier's entry in the model card: its file, sha256, the detector it was trained on, fusion, window."""
+    spec = verifier.spec
+    return {
+        "file": verifier.path.name,
+        "sha256": sha256_of(verifier.path),
+        "detector_sha256": sha256_of(detector),
+        "weight": spec.weight,
+        "window": {"width": spec.width, "height": spec.height, "context": spec.context, "min_extent": spec.min_extent},
+    }
+
+
 def speed(models: dict[str, Model], repeats: int) -> dict[str, float]:
     """Median ms of onnxruntime's run per 1280x720 frame (letterboxed to each model's input), interleaved."""
     frame = np.random.default_rng(0).integers(0, 256, (720, 1280, 3), np.uint8)
@@ -417,6 +445,8 @@ def main() -> None:
     ap.add_argument("--version", help="the first model's version label (DETECT_MODEL_VERSION), written to the card")
     ap.add_argument("--verifier", action="append", default=[],
                     help="NAME=PATH: rescore model NAME's people with this person verifier (verifier.py)")
+    ap.add_argument("--ball-verifier", action="append", default=[],
+                    help="NAME=PATH: rescore model NAME's ball with this ball verifier (verifier.py --target ball)")
     args = ap.parse_args()
     global PERSON_SCORE
     PERSON_SCORE = args.person_score
@@ -424,6 +454,9 @@ def main() -> None:
     for spec in args.verifier:
         name, path = spec.split("=", 1)
         models[name].verifier = Verifier(Path(path))
+    for spec in args.ball_verifier:
+        name, path = spec.split("=", 1)
+        models[name].ball_verifier = Verifier(Path(path))
     if args.yolox:
         models["yolox_nano"] = Model(args.yolox, yolox=True)
     first_name, first_path = args.model[0].split("=", 1)
@@ -458,11 +491,12 @@ def main() -> None:
             result["datasets"][dname]["results"][mname] = entry
             first_tables.setdefault(mname, tables)
             p = entry["people"]
-            b = entry["ball"]
+            b = entry["ball_centre_within_4px"]
             print(
                 f"{dname:10s} {mname:11s} people P {p['precision']:.3f} R {p['recall']:.3f} AP50 {p['ap50']:.3f} "
                 f"R@P0.9 {p['recall_at_precision']['0.9']:.3f} R@P0.95 {p['recall_at_precision']['0.95']:.3f} | "
-                f"ball P {b['precision']:.3f} R {b['recall']:.3f} | {time.time() - started:.0f}s",
+                f"ball (4 px) P {b['precision']:.3f} R {b['recall']:.3f} AP {b['ap50']:.3f} "
+                f"R@P0.6 {b.get('recall_at_precision', {}).get('0.6', 0):.3f} | {time.time() - started:.0f}s",
                 flush=True,
             )
     # The card's tracker thresholds: the first model on the first dataset (the real validation matches).
@@ -473,22 +507,26 @@ def main() -> None:
         "source": f"{first_model} on {next(iter(result['datasets']))} ({first_data['path']}); see MODEL_CARD.md",
     }
     first_model_obj = models[first_model]
+    tables = first_tables[first_model]
+    frames = first_data["frames"]
+    # Thresholds on the detector's own scores (DETECT_VERIFIER=off): the people's and the ball's.
+    unverified = {
+        **tracker_thresholds((tables.get("people_unverified") or tables["people"])[0]),
+        "ball": ball_track_floor((tables.get("ball_unverified_centre_within_4px") or tables["ball_centre_within_4px"])[0], frames),
+    }
     if first_model_obj.verifier:
         # The card's person verifier: `tracker` above is on its fused score of the candidates from
-        # `candidate_floor` up (what the stage writes), `tracker_unverified` on the detector's own
-        # (DETECT_VERIFIER=off).
-        people_unverified = first_tables[first_model]["people_unverified"][0]
+        # `candidate_floor` up (what the stage writes), `tracker_unverified` on the detector's own.
         result["verifier"] = {
-            "file": first_model_obj.verifier.path.name,
-            "sha256": sha256_of(first_model_obj.verifier.path),
-            "detector_sha256": sha256_of(first_model_obj.path),
-            "weight": WEIGHT,
-            "window": {"width": WIDTH, "height": HEIGHT, "context": CONTEXT},
+            **verifier_card(first_model_obj.verifier, first_model_obj.path),
             "candidate_floor": first_model_obj.candidate_floor,
-            "tracker_unverified": {
-                **tracker_thresholds(people_unverified),
-                "ball": result["tracker"]["ball"],
-            },
+            "tracker_unverified": unverified,
+        }
+    if first_model_obj.ball_verifier:
+        # The ball verifier: `tracker.ball` is on its fused score of the ball candidates from its floor up.
+        result["ball_verifier"] = {
+            **verifier_card(first_model_obj.ball_verifier, first_model_obj.path),
+            "candidate_floor": BALL_CANDIDATE_FLOOR,
         }
     result["ms_per_1280x720_frame"] = speed(models, args.speed_repeats)
     print("ms per 1280x720 frame (onnxruntime run, 2 threads):", result["ms_per_1280x720_frame"])

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces core/models/player-detector/player-detector.onnx, its person verifier and its metrics:
+# Reproduces core/models/player-detector/player-detector.onnx, its person and ball verifiers and its metrics:
 # synthetic dataset from the TypeScript generator (training seeds 100-109,
 # held-out seeds 900-901), the real football-players-detection frames split by
 # match (split.json), two synthetic-only stages, a mixed real + synthetic stage
@@ -32,9 +32,10 @@
 #                    3.1's player-detector.onnx, what the polish stage produces)
 #   POLISH_STEPS, POLISH_MINUTES length of the polish stage (steps, wall-clock cap)
 #   NEG_STEPS, NEG_MINUTES   length of the hard-negative stage (steps, wall-clock cap)
-#   DETECTOR_ONNX=path skip the detector's six stages and use these weights as they are (version 3.3 was
-#                    made this way: version 3.2's player-detector.onnx, unchanged, and its person verifier)
+#   DETECTOR_ONNX=path skip the detector's six stages and use these weights as they are (versions 3.3 and
+#                    3.4 were made this way: version 3.2's player-detector.onnx, unchanged, and its verifiers)
 #   VERIFIER_STEPS   length of the person verifier's training (verifier.py)
+#   BALL_VERIFIER_STEPS length of the ball verifier's training (verifier.py --target ball)
 set -euo pipefail
 cd "$(dirname "$0")"
 WORK=${WORK:-/tmp/player-detector}
@@ -49,6 +50,7 @@ POLISH_MINUTES=${POLISH_MINUTES:-120}
 NEG_STEPS=${NEG_STEPS:-4000}
 NEG_MINUTES=${NEG_MINUTES:-60}
 VERIFIER_STEPS=${VERIFIER_STEPS:-4000}
+BALL_VERIFIER_STEPS=${BALL_VERIFIER_STEPS:-2500}
 REAL=${REAL:-../../../../../shared/datasets/football-players-detection}
 YOLOX=${YOLOX:-../../../../../shared/models/yolox_nano.onnx}
 if [ ! -d "$REAL/images" ]; then
@@ -123,9 +125,13 @@ fi
 # training matches and the synthetic renders (verifier.py); the stage fuses its answer into the box's score.
 "$PY" verifier.py --detector ../player-detector.onnx --data "$WORK/real-train" --data "$WORK/train:4" \
   --steps "$VERIFIER_STEPS" --out ../person-verifier.onnx
-# The card's thresholds are on the verified score (the first model), `verifier.tracker_unverified` on its own.
+# The ball verifier (version 3.4): the same second look at each ball candidate, through a square window.
+"$PY" verifier.py --target ball --detector ../player-detector.onnx --data "$WORK/real-train" --data "$WORK/train:4" \
+  --steps "$BALL_VERIFIER_STEPS" --out ../ball-verifier.onnx
+# The card's thresholds are on the verified scores (the first model), `verifier.tracker_unverified` on its own.
 "$PY" evaluate.py --model new=../player-detector.onnx --verifier new=../person-verifier.onnx \
-  --version player-detector-3.3 --model previous="$WORK/previous.onnx" --yolox "$YOLOX" \
+  --ball-verifier new=../ball-verifier.onnx \
+  --version player-detector-3.4 --model previous="$WORK/previous.onnx" --yolox "$YOLOX" \
   --data real="$WORK/real-val" --data synthetic="$WORK/heldout" --out ../metrics.json
 # The int8 rendition for CPU workers, calibrated on training frames, checked against the float model
 # on the validation matches and recorded in the card (after evaluate.py, which rewrites metrics.json).

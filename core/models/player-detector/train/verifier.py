@@ -1,43 +1,52 @@
-"""The person verifier: a second look at each person box the detector writes (player-detector 3.3).
+"""The verifiers: a second look at each person box (player-detector 3.3) and each ball box (3.4) the
+detector writes.
 
 The detector (162 k parameters, one stride-8 scale) scores whole, clear players in striped shade at
 0.5-0.6 while a few letters of a broadcaster's watermark, centre-circle arcs and board spots score as
-high: at precision 0.95 it keeps only 79 % of the real validation people. The verifier looks again at
-each candidate person box through a window of its own, at a size fixed in box units, and the detect
-stage writes the fused score
+high: at precision 0.95 it keeps only 79 % of the real validation people. Its ball scores are worse: line
+crossings, boots and board spots score as high as the ball (single-frame ball AP 0.6 on the real
+validation matches). A verifier looks again at each candidate box of its class through a window of its
+own, at a size fixed in box units, and the detect stage writes the fused score
 
-    score = detector_score ** (1 - w) * verifier_probability ** w        (w = WEIGHT, 0.3)
+    score = detector_score ** (1 - w) * verifier_probability ** w        (w: 0.3 people, 0.5 the ball)
 
 a cascade's second stage (Viola & Jones 2001; the rescoring of R-CNN's region classifier, Girshick
 et al. 2014) on the candidates the one-stage detector already found. It also moves each box: R-CNN's
 box regression (Girshick et al. 2014, appendix C) from the same window, so that a box on half a player
 (the detector's commonest false person that is a person) lands on the whole player.
 
-Window (`window`): centred on the box, `CONTEXT` x max(box height, 2 x box width) tall and half as
-wide, sampled to WIDTH x HEIGHT (32 x 64) RGB pixels by bilinear interpolation at output pixel centres
-from the frame the detector saw (the decoded frame: a 1920 x 1080 camera analysed at one tile is
-decoded at 1280 x 720), grey 114 outside the frame. core/src/workers/detect/verify/window.ts samples
-exactly this way; a test there checks it against numbers from this file's `sample`.
+Windows (verifier_window.py `window`, `Spec`): centred on the box, sampled by bilinear interpolation at
+output pixel centres from the frame the detector saw (the decoded frame: a 1920 x 1080 camera analysed at
+one tile is decoded at 1280 x 720), grey 114 outside the frame. People (`--target person`): 32 x 64 RGB
+pixels, 1.6 x max(box height, 2 x box width) tall, half as wide. The ball (`--target ball`): 32 x 32,
+a square 6 x max(box height, box width, 6 frame px) on a side, so that the window holds the grass, the
+lines and the boots around the ball. core/src/workers/detect/verify/window.ts samples exactly this way;
+a test there checks it against numbers from verifier_window.py.
 
 Network: five 3x3 convolutions with ReLU (16, 32, 48, 64, 64 channels; strides 1, 2, 2, 2, 2; padding
-1), global mean and max pooling concatenated (128), one linear layer of 5: the person logit (sigmoid:
-output `person` [N, 1]) and the box deltas dx, dy (box widths / heights), log w, log h ratios (output
-`box_delta` [N, 4], trained divided by DELTA_SCALE). ~83 k parameters, ~6 MMAC a window.
+1), global mean and max pooling concatenated (128), one linear layer of 5: the class logit (sigmoid:
+output `person` or `ball` [N, 1]) and the box deltas dx, dy (box widths / heights), log w, log h ratios
+(output `box_delta` [N, 4], trained divided by DELTA_SCALE). ~83 k parameters, ~6 MMAC a person window,
+~3 MMAC a ball window.
 
-Data: the detector's own candidates (people after NMS, score >= MINE_SCORE) on the real training
-matches (split.json: the validation matches never) and on the synthetic training renders, labelled 1
-where IoU >= 0.5 with a labelled person, 0 where < 0.3, plus every labelled person (visibility >=
-0.25) as a positive; candidates at IoU >= REGRESS_IOU learn the deltas onto the labelled box (those
-between 0.3 and 0.5 only that). Batches of 128: 45 % positives, 10 % boxes to move only, 45 % negatives
-(60 % of those from the real frames). Augmentations: the box jittered (centre by 6 % / 5 % of its width
-/ height, size by 8 %; the deltas are the jittered box's), the frame decoded smaller (area filter,
-x0.45-1 on real frames, x0.8-1 on synthetic ones, 80 % of windows), horizontal flip (dx negated), and
-augment.py's photometric jitter, noise, blur and JPEG re-compression. Binary cross-entropy + smooth
+Data: the detector's own candidates of the target class (people after NMS, score >= 0.15; the ball >=
+0.1: MINE_SCORE) on the real training matches (split.json: the validation matches never) and on the
+synthetic training renders. People are labelled 1 where IoU >= 0.5 with a labelled person, 0 where
+< 0.3; a ball candidate 1 where its centre is within 4 px of a labelled ball, 0 where further than 10 px
+(source px at 1080p); every labelled one (visibility >= 0.25) is a positive too. Candidates near a
+labelled one (IoU >= REGRESS_IOU; the ball within 10 px) learn the deltas onto it (those between the
+positive and negative bounds only that). Batches of 128: 45 % positives, 10 % boxes to move only, 45 %
+negatives (60 % of those from the real frames). Augmentations: the box jittered (centre by 6 % / 5 % of
+its width / height, size by 8 %; the deltas are the jittered box's), the frame decoded smaller (area
+filter, x0.45-1 on real frames, x0.8-1 on synthetic ones, 80 % of windows), horizontal flip (dx negated),
+and augment.py's photometric jitter, noise, blur and JPEG re-compression. Binary cross-entropy + smooth
 L1 (Huber, delta 1) of the scaled deltas, AdamW (weight decay 1e-4), warm-up + cosine from 2e-3.
 
 Usage:
     python verifier.py --detector ../player-detector.onnx --data $WORK/real-train --data $WORK/train:4 \
         --steps 4000 --out ../person-verifier.onnx
+    python verifier.py --target ball --detector ../player-detector.onnx --data $WORK/real-train \
+        --data $WORK/train:4 --steps 2500 --out ../ball-verifier.onnx
 """
 from __future__ import annotations
 
@@ -53,13 +62,17 @@ import onnx
 import optax
 from onnx import TensorProto, helper, numpy_helper
 from augment import photometric
-from evaluate import PEOPLE, Model, detections, iou
+from evaluate import BALL, BALL_CENTRE_PX, PEOPLE, Model, detections, iou
 from export_onnx import save, with_metadata
-from verifier_window import CONTEXT, DELTA_SCALE, HEIGHT, WEIGHT, WIDTH, crop
+from verifier_window import DELTA_SCALE, SPECS, Spec, crop
 
-MINE_SCORE = 0.15
+# The detector score from which candidates are mined, per target.
+MINE_SCORE = {"person": 0.15, "ball": 0.1}
 # Candidates overlapping a labelled person by this much or more learn to move their box onto it.
 REGRESS_IOU = 0.3
+# A ball candidate whose centre is further than this from every labelled ball (source px; a ball is ~11 px
+# at 1080p) is a negative; nearer than BALL_CENTRE_PX a positive; between, it only learns to move.
+BALL_NEGATIVE_PX = 10
 # (in, out, stride) of each 3x3 convolution (padding 1).
 LAYERS = [(3, 16, 1), (16, 32, 2), (32, 48, 2), (48, 64, 2), (64, 64, 2)]
 POOLED = 2 * LAYERS[-1][1]
@@ -77,7 +90,7 @@ def init_params(seed: int) -> dict[str, np.ndarray]:
 
 
 def forward(params, x):
-    """[N, 5] of NHWC windows (RGB, 0..1): the person logit, then the box deltas / DELTA_SCALE."""
+    """[N, 5] of NHWC windows (RGB, 0..1): the class logit, then the box deltas / DELTA_SCALE."""
     for k, (_, _, stride) in enumerate(LAYERS):
         x = jax.lax.conv_general_dilated(
             x, params[f"conv{k}_w"], (stride, stride), ((1, 1), (1, 1)), dimension_numbers=("NHWC", "HWIO", "NHWC")
@@ -87,26 +100,37 @@ def forward(params, x):
     return pooled @ params["fc_w"] + params["fc_b"]
 
 
-def mine(model: Model, path: Path, every: int) -> list[tuple[int, np.ndarray, int, np.ndarray | None]]:
-    """(frame, box, label, truth) of the detector's person candidates on every `every`th frame of a dataset:
-    label 1 at IoU >= 0.5 with a labelled person, 0 under 0.3, -1 between (not a classification sample);
-    `truth` the best-overlapping labelled person's box at IoU >= REGRESS_IOU (a box regression sample), else
-    None. Every labelled person (visibility >= 0.25) is a positive too, its own truth."""
+def mine(model: Model, path: Path, every: int, target: str) -> list[tuple[int, np.ndarray, int, np.ndarray | None]]:
+    """(frame, box, label, truth) of the detector's `target` candidates ("person" or "ball") on every
+    `every`th frame of a dataset: label 1 when it is on a labelled one (people: IoU >= 0.5; the ball: centre
+    within BALL_CENTRE_PX), 0 when clearly off (IoU under 0.3; centre further than BALL_NEGATIVE_PX), -1
+    between (not a classification sample); `truth` the labelled box it should move onto (IoU >= REGRESS_IOU;
+    centre within BALL_NEGATIVE_PX), else None. Every labelled one (visibility >= 0.25) is a positive too,
+    its own truth."""
     images, labels = np.load(path / "images.npy", mmap_mode="r"), np.load(path / "labels.npy")
+    classes = PEOPLE if target == "person" else (BALL,)
+    group = "people" if target == "person" else "ball"
     items = []
     for f in range(0, len(images), every):
-        truth = labels[(labels[:, 0] == f) & np.isin(labels[:, 1], PEOPLE)]
-        for _, box in detections(*model.raw(np.asarray(images[f])), MINE_SCORE)["people"]:
-            overlap = iou(box, truth[:, 2:6]) if len(truth) else np.zeros(1)
-            k = int(np.argmax(overlap))
+        truth = labels[(labels[:, 0] == f) & np.isin(labels[:, 1], classes)]
+        for _, box in detections(*model.raw(np.asarray(images[f])), MINE_SCORE[target])[group]:
+            if target == "person":
+                near = iou(box, truth[:, 2:6]) if len(truth) else np.zeros(1)
+                on, off, moves = near >= 0.5, near < 0.3, near >= REGRESS_IOU
+            else:
+                centres = (truth[:, 2:4] + truth[:, 4:6]) / 2 if len(truth) else np.full((1, 2), np.inf)
+                distance = np.hypot(*(centres - (box[:2] + box[2:]) / 2).T)
+                near = -distance
+                on, off, moves = distance <= BALL_CENTRE_PX, distance > BALL_NEGATIVE_PX, distance <= BALL_NEGATIVE_PX
+            k = int(np.argmax(near))
             visible = len(truth) and truth[k, 6] >= 0.25
-            target = truth[k, 2:6] if visible and overlap[k] >= REGRESS_IOU else None
-            if overlap[k] >= 0.5 and visible:
-                items.append((f, box, 1, target))
-            elif overlap[k] < 0.3:
+            target_box = truth[k, 2:6] if visible and moves[k] else None
+            if on[k] and visible:
+                items.append((f, box, 1, target_box))
+            elif off[k]:
                 items.append((f, box, 0, None))
-            elif target is not None:
-                items.append((f, box, -1, target))
+            elif target_box is not None:
+                items.append((f, box, -1, target_box))
         items += [(f, t[2:6], 1, t[2:6]) for t in truth if t[6] >= 0.25]
     return items
 
@@ -127,8 +151,9 @@ class Windows:
     """Augmented training batches of windows from the mined sources: half positives, half negatives for the
     person score, and every box with a truth near it (positives and the ambiguous ones) for the box."""
 
-    def __init__(self, sources: list[tuple[np.ndarray, list, bool]], seed: int):
+    def __init__(self, sources: list[tuple[np.ndarray, list, bool]], spec: Spec, seed: int):
         self.rng = np.random.default_rng(seed)
+        self.spec = spec
         entries = [(img, f, b, y, t, real) for img, items, real in sources for f, b, y, t in items]
         self.positives = [e for e in entries if e[3] == 1]
         self.ambiguous = [e for e in entries if e[3] == -1]
@@ -154,7 +179,7 @@ class Windows:
             seen = np.array([cx - k * w / 2, cy - k * h / 2, cx + k * w / 2, cy + k * h / 2])
             low = np.log(0.45) if real else np.log(0.8)
             decode = float(np.exp(self.rng.uniform(low, 0))) if self.rng.random() < 0.8 else 1.0
-            window_px = crop(np.asarray(images[f]), seen, decode)
+            window_px = crop(np.asarray(images[f]), seen, decode, spec=self.spec)
             target = box_deltas(seen, truth) if truth is not None else np.zeros(4)
             if self.rng.random() < 0.5:
                 window_px = window_px[:, ::-1]
@@ -197,9 +222,9 @@ def train(windows: Windows, steps: int, seed: int) -> dict[str, np.ndarray]:
     return {k: np.asarray(v) for k, v in params.items()}
 
 
-def build(params: dict[str, np.ndarray]) -> onnx.ModelProto:
-    """ONNX graph: input `windows` float32 [N, 3, HEIGHT, WIDTH] (RGB, pixel / 255), output `person` [N, 1]
-    (probability)."""
+def build(params: dict[str, np.ndarray], spec: Spec) -> onnx.ModelProto:
+    """ONNX graph: input `windows` float32 [N, 3, height, width] (RGB, pixel / 255), outputs `person` (or
+    `ball`: the spec's name) [N, 1], the probability, and `box_delta` [N, 4]."""
     inits, nodes = [], []
 
     def const(name: str, value: np.ndarray) -> str:
@@ -220,14 +245,14 @@ def build(params: dict[str, np.ndarray]) -> onnx.ModelProto:
         helper.make_node("Flatten", ["pooled4"], ["pooled"], axis=1),
         helper.make_node("Gemm", ["pooled", const("fc_w", params["fc_w"]), const("fc_b", params["fc_b"])], ["head"]),
         helper.make_node("Split", ["head", const("split", np.array([1, 4], np.int64))], ["logit", "deltas"], axis=1),
-        helper.make_node("Sigmoid", ["logit"], ["person"]),
+        helper.make_node("Sigmoid", ["logit"], [spec.name]),
         helper.make_node("Mul", ["deltas", const("delta_scale", np.array(DELTA_SCALE, np.float32)[None])], ["box_delta"]),
     ]
     graph = helper.make_graph(
-        nodes, "person-verifier",
-        [helper.make_tensor_value_info("windows", TensorProto.FLOAT, ["n", 3, HEIGHT, WIDTH])],
+        nodes, f"{spec.name}-verifier",
+        [helper.make_tensor_value_info("windows", TensorProto.FLOAT, ["n", 3, spec.height, spec.width])],
         [
-            helper.make_tensor_value_info("person", TensorProto.FLOAT, ["n", 1]),
+            helper.make_tensor_value_info(spec.name, TensorProto.FLOAT, ["n", 1]),
             helper.make_tensor_value_info("box_delta", TensorProto.FLOAT, ["n", 4]),
         ],
         inits,
@@ -236,19 +261,20 @@ def build(params: dict[str, np.ndarray]) -> onnx.ModelProto:
     model.ir_version = 8
     return with_metadata(model, {
         "task": "verify",
-        "window": f"{WIDTH}x{HEIGHT}, centred on the box, {CONTEXT} x max(box height, 2 x box width) tall, "
-        "bilinear at output pixel centres, grey 114 outside the frame",
-        "fusion": f"score = detector ** {1 - WEIGHT:g} * verifier ** {WEIGHT:g}",
+        "window": f"{spec.width}x{spec.height}, centred on the box, {spec.context} x max(box height, "
+        f"{spec.height / spec.width:g} x box width, {spec.min_extent:g} px) tall, bilinear at output pixel centres, "
+        "grey 114 outside the frame",
+        "fusion": f"score = detector ** {1 - spec.weight:g} * verifier ** {spec.weight:g}",
         "licence": "CC BY 4.0 (trained on Polyvision synthetic data and on the CC BY 4.0 "
         "football-players-detection set; see MODEL_CARD.md for the attribution)",
     })
 
 
-def check(model: onnx.ModelProto, params: dict[str, np.ndarray]) -> None:
+def check(model: onnx.ModelProto, params: dict[str, np.ndarray], spec: Spec) -> None:
     """onnxruntime on the graph against the JAX forward on random windows; they must agree."""
     import onnxruntime as ort
 
-    x = np.random.default_rng(0).random((5, HEIGHT, WIDTH, 3), dtype=np.float32)
+    x = np.random.default_rng(0).random((5, spec.height, spec.width, 3), dtype=np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     person, box_delta = session.run(None, {"windows": x.transpose(0, 3, 1, 2)})
     out = np.asarray(forward({k: jnp.asarray(v) for k, v in params.items()}, jnp.asarray(x)))
@@ -264,6 +290,7 @@ def main() -> None:
     ap.add_argument("--detector", required=True, type=Path, help="the exported detector whose candidates to verify")
     ap.add_argument("--data", action="append", required=True,
                     help="PATH[:EVERY] of a dataset (dataset.py / real_dataset.py format); every EVERYth frame mined")
+    ap.add_argument("--target", choices=tuple(SPECS), default="person", help="the class the verifier looks at")
     ap.add_argument("--steps", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True, type=Path)
@@ -272,15 +299,16 @@ def main() -> None:
     sources = []
     for spec in args.data:
         path, _, every = spec.partition(":")
-        items = mine(detector, Path(path), int(every or 1))
+        items = mine(detector, Path(path), int(every or 1), args.target)
         # Real frames (real_dataset.py writes `matches`) are decoded smaller by the stage than renders are.
         real = "matches" in json.loads((Path(path) / "meta.json").read_text())
         counts = {label: sum(1 for _, _, y, _ in items if y == label) for label in (1, 0, -1)}
         print(f"{path}: {counts[1]} positives, {counts[0]} negatives, {counts[-1]} boxes to move only", flush=True)
         sources.append((np.load(Path(path) / "images.npy", mmap_mode="r"), items, real))
-    params = train(Windows(sources, args.seed), args.steps, args.seed)
-    model = build(params)
-    check(model, params)
+    spec = SPECS[args.target]
+    params = train(Windows(sources, spec, args.seed), args.steps, args.seed)
+    model = build(params, spec)
+    check(model, params, spec)
     save(model, args.out)
 
 

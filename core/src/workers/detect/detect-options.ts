@@ -103,9 +103,10 @@ export interface DetectOptions {
    */
   testTimeAugmentation?: 'none' | 'flip';
   /**
-   * The person verifier (`verify/person-verifier.ts`): `auto` rescores and moves every person box with the
-   * model card's verifier when the card has one (player-detector 3.3: real people recall at precision 0.95
-   * 0.79 → 0.94); `off` writes the detector's own scores and boxes. @defaultValue 'auto'
+   * The verifiers (`verify/verifier.ts`): `auto` rescores and moves every person and ball box with the
+   * model card's person and ball verifiers when the card has them (player-detector 3.3: real people recall
+   * at precision 0.95 0.79 → 0.94; 3.4: the ball's); `off` writes the detector's own scores and boxes.
+   * @defaultValue 'auto'
    */
   verifier?: 'auto' | 'off';
   /** onnxruntime intra-op threads; onnxruntime's default when absent. */

@@ -97,11 +97,13 @@ export const DetectionsHeaderSchema = z.object({
     /** `flip` when every tile was inferred mirrored too and the passes fused (flip-fusion.ts); absent: one pass. */
     testTimeAugmentation: z.literal('flip').optional(),
     /**
-     * The person verifier that rescored the person boxes (verify/person-verifier.ts): its file's sha256 and
+     * The person verifier that rescored the person boxes (verify/verifier.ts): its file's sha256 and
      * the fusion weight; absent: the detector's own scores (`DETECT_VERIFIER=off`, a model without one, or
      * an older file).
      */
     verifier: z.object({ sha256: z.string(), weight: z.number() }).optional(),
+    /** The ball verifier that rescored the ball boxes, likewise (player-detector 3.4 on). */
+    ballVerifier: z.object({ sha256: z.string(), weight: z.number() }).optional(),
   }),
   classes: z.array(z.enum(DETECTION_CLASSES)),
   /** The tile grid used (absent in older files); `source`: hint, estimated, unknown (whole frame), grid, off. */

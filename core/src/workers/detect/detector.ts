@@ -13,13 +13,13 @@ import type { Detection } from './detections-format.ts';
 import { fuseFlipPasses, mirrorChw } from './flip-fusion.ts';
 import type { BoxXyxy, Region } from './geometry.ts';
 import { type BgrImage, type InputSpec, type LetterboxTransform, letterboxInto, letterboxScale } from './letterbox.ts';
-import { readModelCard } from './model/model-card.ts';
+import { type ModelVerifier, readModelCard } from './model/model-card.ts';
 import { type ExecutionProvider, openSession } from './model/open-session.ts';
 import { int8Rendition, type ModelPrecision } from './model/precision.ts';
 import { resolveModel } from './model/resolve-model.ts';
 import { type Candidate, classWiseNms } from './nms.ts';
 import { chooseTileGrid, type GridInputs, nativeScaleGrid, planTiles, type TileGrid } from './tiling.ts';
-import { PersonVerifier } from './verify/index.ts';
+import { Verifier } from './verify/index.ts';
 
 /** How frames of one source size are analysed. */
 export interface DetectPlan {
@@ -59,6 +59,8 @@ export const INPUT_SIZE_MULTIPLE = 32;
 
 /** People classes: one kind of object (merged score, one NMS group); their box heights set the tiling scale. */
 export const PERSON_CLASSES: ReadonlySet<string> = new Set(['player', 'goalkeeper', 'referee']);
+/** The class the ball verifier looks at. */
+const BALL_CLASS: ReadonlySet<string> = new Set(['ball']);
 
 /** What {@link Detector.estimatePersonHeight} found. */
 export interface PersonHeightEstimate {
@@ -79,7 +81,7 @@ export interface PreparedBatch {
   /** One per image in the tensor: which frame, how to map back, and whether it is the mirrored pass's. */
   items: { frame: number; transform: LetterboxTransform; mirrored: boolean }[];
   plan: DetectPlan;
-  /** The frames themselves (decoded at `plan.decodeWidth × decodeHeight`), for the person verifier's windows. */
+  /** The frames themselves (decoded at `plan.decodeWidth × decodeHeight`), for the verifiers' windows. */
   frames: readonly BgrImage[];
 }
 
@@ -103,6 +105,8 @@ export interface DetectorInfo {
   tileStrips: boolean;
   /** The person verifier that rescores person boxes (the model card's), when one runs. */
   verifier?: { sha256: string; weight: number };
+  /** The ball verifier that rescores ball boxes (the model card's), when one runs. */
+  ballVerifier?: { sha256: string; weight: number };
 }
 
 /**
@@ -121,9 +125,11 @@ export class Detector {
   readonly #classIdOf = new Map<DetectionClass, number>();
   readonly #personClassIds: ReadonlySet<number>;
   readonly #floors: Record<number, number>;
-  readonly #verifier: PersonVerifier | null;
-  /** People scoring under this after verification are dropped (their class floor; they are decoded from the verifier's candidate floor). */
-  readonly #verifiedPersonFloor: number;
+  /**
+   * The card's verifiers (people first, then the ball), each with the score under which its boxes are
+   * dropped after verification (their class floor; they are decoded from the verifier's candidate floor).
+   */
+  readonly #verifiers: { verifier: Verifier; applies: (d: Detection) => boolean; minScore: number }[];
   readonly #inputName: string;
   readonly #outputName: string;
   /** Whether tensors may take each plan's own size (symbolic input height and width, boxes decoded in the graph). */
@@ -137,10 +143,9 @@ export class Detector {
     info: DetectorInfo,
     spec: InputSpec,
     resolved: ResolvedLayout,
-    verifier: PersonVerifier | null,
+    verifiers: Verifier[],
   ) {
     this.#fitsInput = info.inputFitted;
-    this.#verifier = verifier;
     this.#session = session;
     this.options = options;
     this.info = info;
@@ -154,19 +159,26 @@ export class Detector {
       options.personScore === 'max' ? [] : this.#classIds.filter((id) => PERSON_CLASSES.has(options.classMap[id]!)),
     );
     this.#floors = {};
-    const personFloors: number[] = [];
+    const classesOf = (v: Verifier): ReadonlySet<string> => (v.target === 'person' ? PERSON_CLASSES : BALL_CLASS);
+    this.#verifiers = verifiers.map((verifier) => {
+      const floors = this.#classIds
+        .filter((id) => classesOf(verifier).has(options.classMap[id]!))
+        .map((id) => options.classScoreFloors[options.classMap[id]!] ?? options.scoreThreshold);
+      return {
+        verifier,
+        applies: (d: Detection) => classesOf(verifier).has(d.class),
+        minScore: floors.length ? Math.min(...floors) : options.scoreThreshold,
+      };
+    });
     for (const id of this.#classIds) {
       const name = options.classMap[id]!;
       const floor = options.classScoreFloors[name];
-      if (PERSON_CLASSES.has(name)) personFloors.push(floor ?? options.scoreThreshold);
       if (floor !== undefined) this.#floors[id] = floor;
-      // The verifier looks at the card's candidates (or from a lower floor a user set); its fused score then
-      // meets the people's floor.
-      if (verifier && PERSON_CLASSES.has(name)) {
-        this.#floors[id] = Math.min(floor ?? options.scoreThreshold, verifier.card.candidateFloor);
-      }
+      // A verifier looks at the card's candidates (or from a lower floor a user set); its fused score then
+      // meets the class's floor.
+      const verifier = verifiers.find((v) => classesOf(v).has(name));
+      if (verifier) this.#floors[id] = Math.min(floor ?? options.scoreThreshold, verifier.card.candidateFloor);
     }
-    this.#verifiedPersonFloor = personFloors.length ? Math.min(...personFloors) : options.scoreThreshold;
     this.#inputName = session.inputNames[0]!;
     this.#outputName = session.outputNames[0]!;
   }
@@ -288,18 +300,35 @@ export class Detector {
         inputFitted,
         tileStrips: stripsFit,
       };
-      // The card's person verifier, trained on this detector's candidates (its float model's sha256).
-      const verifier =
-        compiled.verifier === 'auto' && card?.verifier && detectsPeople(compiled)
-          ? await PersonVerifier.open(model.path, model.sha256, card.verifier, {
+      // The card's verifiers, trained on this detector's candidates (its float model's sha256).
+      const open = async (target: 'person' | 'ball', entry: ModelVerifier | undefined): Promise<Verifier | null> =>
+        compiled.verifier === 'auto' && entry && detectsClasses(compiled, target)
+          ? Verifier.open(model.path, model.sha256, target, entry, {
               executionProvider,
               logger,
               ...(compiled.intraOpNumThreads ? { intraOpNumThreads: compiled.intraOpNumThreads } : {}),
             })
           : null;
-      if (verifier) info.verifier = { sha256: verifier.card.sha256, weight: verifier.card.weight };
+      const verifiers: Verifier[] = [];
+      try {
+        for (const [target, entry] of [
+          ['person', card?.verifier],
+          ['ball', card?.ballVerifier],
+        ] as const) {
+          const verifier = await open(target, entry);
+          if (!verifier) continue;
+          verifiers.push(verifier);
+          info[target === 'person' ? 'verifier' : 'ballVerifier'] = {
+            sha256: verifier.card.sha256,
+            weight: verifier.card.weight,
+          };
+        }
+      } catch (error) {
+        await Promise.all(verifiers.map((v) => v.close()));
+        throw error;
+      }
       logger.info(info, 'detector ready');
-      return new Detector(session, compiled, info, spec, resolved, verifier);
+      return new Detector(session, compiled, info, spec, resolved, verifiers);
     } catch (error) {
       await session.release();
       throw error;
@@ -610,15 +639,13 @@ export class Detector {
     const suppressed = perPass.map((perFrame) => perFrame.map((candidates) => this.#suppress(candidates)));
     const [recorded, mirrored] = suppressed as [Detection[][], Detection[][] | undefined];
     const found = mirrored ? recorded.map((d, frame) => fuseFlipPasses(d, mirrored[frame] ?? [])) : recorded;
-    if (!this.#verifier) return found;
-    const verified = await this.#verifier.rescore(
-      first.frames,
-      found,
-      { width: plan.sourceWidth, height: plan.sourceHeight },
-      (d) => PERSON_CLASSES.has(d.class),
-      this.#verifiedPersonFloor,
-    );
-    // Boxes the verifier moved stay in the frame, and two that now cover one person are one again.
+    if (!this.#verifiers.length) return found;
+    let verified = found;
+    for (const { verifier, applies, minScore } of this.#verifiers) {
+      const source = { width: plan.sourceWidth, height: plan.sourceHeight };
+      verified = await verifier.rescore(first.frames, verified, source, applies, minScore);
+    }
+    // Boxes a verifier moved stay in the frame, and two that now cover one object are one again.
     const inFrame = (b: BoxXyxy): BoxXyxy => [
       clamp(b[0], 0, plan.sourceWidth),
       clamp(b[1], 0, plan.sourceHeight),
@@ -663,19 +690,20 @@ export class Detector {
 
   /** Whether the class map has a person class (player, goalkeeper, referee), so a first pass can measure people. */
   detectsPeople(): boolean {
-    return detectsPeople(this.options);
+    return detectsClasses(this.options, 'person');
   }
 
   /** Releases the onnxruntime sessions. */
   async close(): Promise<void> {
-    await this.#verifier?.close();
+    await Promise.all(this.#verifiers.map(({ verifier }) => verifier.close()));
     await this.#session.release();
   }
 }
 
 /** Whether a class map has a person class (player, goalkeeper, referee). */
-function detectsPeople(options: CompiledDetectOptions): boolean {
-  return Object.values(options.classMap).some((c) => PERSON_CLASSES.has(c));
+/** Whether the class map names any of a verifier's classes (people, or the ball). */
+function detectsClasses(options: CompiledDetectOptions, target: 'person' | 'ball'): boolean {
+  return Object.values(options.classMap).some((c) => (target === 'person' ? PERSON_CLASSES.has(c) : c === 'ball'));
 }
 
 /** The `p`th percentile (nearest rank) of ascending `sorted`; 0 when empty. */

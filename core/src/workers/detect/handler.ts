@@ -88,7 +88,7 @@ export const detectEnvSchema = z.object({
     .regex(/^[0-9a-fA-F]{64}$/, { message: '64 hex digits' })
     .optional(),
   DETECT_MODEL_CACHE_DIR: z.string().default('.cache/models'),
-  DETECT_MODEL_VERSION: z.string().min(1).max(128).default('player-detector-3.3'),
+  DETECT_MODEL_VERSION: z.string().min(1).max(128).default('player-detector-3.4'),
   DETECT_MODEL_LAYOUT: envEnum(['auto', 'yolov8', 'yolox'] as const, 'auto'),
   DETECT_CLASS_MAP: classMap('0:player,1:goalkeeper,2:referee,3:ball'),
   /** Capped at the source rate: 240 analyses every frame. */

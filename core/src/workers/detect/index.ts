@@ -6,8 +6,8 @@
  *   class-wise NMS, tiling chosen from object scale (`tiling.ts`), class map.
  * - `runDetect`: video file → detections JSON Lines (`detections-format.ts`), source frames picked
  *   with their own pts, a first pass estimating the people's height, warnings for a model that looks wrong.
- * - `verify/`: the person verifier, a second look at each person box through a window of its own (the
- *   model card's, from player-detector 3.3), fused into the box's score.
+ * - `verify/`: the person and ball verifiers, a second look at each person (ball) box through a window of
+ *   its own (the model card's, from player-detector 3.3 and 3.4), fused into the box's score.
  * - `frames/`: ffprobe/ffmpeg video reading shared by every stage.
  */
 export * from './appearance.ts';

@@ -142,6 +142,7 @@ export async function runDetect(params: RunDetectParams): Promise<DetectSummary>
       tiles: plan.tiles.length,
       ...(detector.options.testTimeAugmentation === 'flip' ? { testTimeAugmentation: 'flip' as const } : {}),
       ...(detector.info.verifier ? { verifier: detector.info.verifier } : {}),
+      ...(detector.info.ballVerifier ? { ballVerifier: detector.info.ballVerifier } : {}),
     },
     tiling: {
       mode: detector.options.tiling.mode,

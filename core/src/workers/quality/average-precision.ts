@@ -1,5 +1,5 @@
 import type { BoxXyxy } from '../detect/geometry.ts';
-import { iou } from '../detect/geometry.ts';
+import { type MatchRule, matchSimilarity } from './detection-quality.ts';
 
 /** Ground truth and scored detections of one frame, one class. */
 export interface ApFrame {
@@ -8,16 +8,16 @@ export interface ApFrame {
 }
 
 /**
- * Average precision at one IoU threshold (AP50 at 0.5), PASCAL VOC 2010+
+ * Average precision at one IoU threshold (AP50 at 0.5; or on centre distance, `{ centrePx }`: {@link matchSimilarity}), PASCAL VOC 2010+
  * "all-point" interpolation (Everingham et al., "The PASCAL Visual Object
  * Classes Challenge", IJCV 2010; as in `voc_ap(use_07_metric=False)`):
  * detections of all frames sorted by score (descending); each is a true
- * positive when its best-IoU still-unmatched ground truth of the same frame
- * has IoU ≥ `iouThreshold` (that ground truth is then matched), else a false
+ * positive when its best-matching still-unmatched ground truth of the same frame
+ * matches under `rule` (that ground truth is then matched), else a false
  * positive; AP = Σ (rₙ − rₙ₋₁) · max_{k ≥ n} pₖ over the precision–recall curve.
  * 0 when there is no ground truth.
  */
-export function averagePrecision(frames: readonly ApFrame[], iouThreshold = 0.5): number {
+export function averagePrecision(frames: readonly ApFrame[], rule: MatchRule = 0.5): number {
   const totalGt = frames.reduce((s, f) => s + f.gt.length, 0);
   if (totalGt === 0) return 0;
   const all = frames.flatMap((f, frame) => f.detections.map((d) => ({ frame, ...d })));
@@ -30,12 +30,12 @@ export function averagePrecision(frames: readonly ApFrame[], iouThreshold = 0.5)
   for (const d of all) {
     const gt = frames[d.frame]!.gt;
     let best = -1;
-    let bestIou = iouThreshold;
+    let bestSimilarity = 0;
     for (const [i, g] of gt.entries()) {
       if (matched[d.frame]![i]) continue;
-      const o = iou(g, d.box);
-      if (o >= bestIou) {
-        bestIou = o;
+      const o = matchSimilarity(g, d.box, rule);
+      if (o > bestSimilarity) {
+        bestSimilarity = o;
         best = i;
       }
     }

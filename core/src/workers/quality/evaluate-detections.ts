@@ -1,6 +1,6 @@
 import type { FrameDetections } from '../detect/detections-format.ts';
 import { averagePrecision } from './average-precision.ts';
-import { type DetectionQuality, detectionQuality } from './detection-quality.ts';
+import { type DetectionQuality, detectionQuality, type MatchRule } from './detection-quality.ts';
 import { centreInRegions, type GroundTruth, type LabelledBox, type Region } from './ground-truth.ts';
 
 /** One row of {@link evaluateDetections}: a class, or `people` (player + goalkeeper + referee merged). */
@@ -15,6 +15,8 @@ export interface DetectionEvalRow extends DetectionQuality {
 /** What {@link evaluateDetections} reports. */
 export interface DetectionEval {
   iouThreshold: number;
+  /** The ball row matched on centre distance (≤ this many source px) instead of IoU; absent: IoU. */
+  ballCentrePx?: number;
   minScore: number;
   /** Regions (x1, y1, x2, y2 in source pixels) left out: a box whose centre is inside counts neither way. */
   ignoreRegions: readonly Region[];
@@ -42,6 +44,8 @@ export function sourceFrameOf(frame: Pick<FrameDetections, 'sourceFrame' | 'tMs'
  * boxes false positives). `ignoreRegions` (source pixels, the same in every
  * frame: a broadcaster's logo, a score overlay) drop the truth and the
  * detections whose box centre lies inside, as MOTChallenge's ignore regions do.
+ * `ballCentrePx` matches the ball on centre distance instead (a ball of ~11 px at 1080p: a box 2 px off
+ * already fails IoU 0.5; train/evaluate.py scores the ball within 4 px).
  */
 export function evaluateDetections(
   gt: GroundTruth,
@@ -51,6 +55,7 @@ export function evaluateDetections(
     iouThreshold?: number;
     minScore?: number;
     ignoreRegions?: readonly Region[];
+    ballCentrePx?: number;
   } = {},
 ): DetectionEval {
   const iouThreshold = options.iouThreshold ?? 0.5;
@@ -71,15 +76,24 @@ export function evaluateDetections(
       gt: p.gt.filter((g) => members.has(g.class)).map((g) => g.box),
       detections: p.detections.filter((d) => members.has(d.class)),
     }));
+    const rule: MatchRule =
+      name === 'ball' && options.ballCentrePx !== undefined ? { centrePx: options.ballCentrePx } : iouThreshold;
     return {
       class: name,
-      ...detectionQuality(frames, iouThreshold, minScore),
-      ap: averagePrecision(frames, iouThreshold),
+      ...detectionQuality(frames, rule, minScore),
+      ap: averagePrecision(frames, rule),
       groundTruthBoxes: frames.reduce((s, f) => s + f.gt.length, 0),
       predictedBoxes: frames.reduce((s, f) => s + f.detections.filter((d) => d.score >= minScore).length, 0),
     };
   };
   const rows = [...classes].sort().map((c) => rowFor(c, new Set([c])));
   if (PEOPLE_CLASSES.some((c) => classes.has(c))) rows.push(rowFor('people', new Set(PEOPLE_CLASSES)));
-  return { iouThreshold, minScore, ignoreRegions, frames: pairs.length, rows };
+  return {
+    iouThreshold,
+    ...(options.ballCentrePx !== undefined ? { ballCentrePx: options.ballCentrePx } : {}),
+    minScore,
+    ignoreRegions,
+    frames: pairs.length,
+    rows,
+  };
 }

@@ -20,19 +20,33 @@ const verifierSchema = z
   .object({ sha256: z.string(), tracker_unverified: thresholdsSchema })
   .optional()
   .catch(undefined);
+// The card's ball verifier: `tracker.ball` is on its fused score; the person verifier's
+// `tracker_unverified.ball` on the detector's own.
+const ballVerifierSchema = z.object({ sha256: z.string() }).optional().catch(undefined);
 const cardSchema = z.union([
   z
-    .object({ tracker: thresholdsSchema, renditions: renditionsSchema, verifier: verifierSchema })
-    .transform((c) => ({ thresholds: c.tracker, renditions: c.renditions, verifier: c.verifier })),
+    .object({
+      tracker: thresholdsSchema,
+      renditions: renditionsSchema,
+      verifier: verifierSchema,
+      ball_verifier: ballVerifierSchema,
+    })
+    .transform((c) => ({ ...c, thresholds: c.tracker })),
   z
-    .object({ tracker_thresholds: thresholdsSchema, renditions: renditionsSchema, verifier: verifierSchema })
-    .transform((c) => ({ thresholds: c.tracker_thresholds, renditions: c.renditions, verifier: c.verifier })),
+    .object({
+      tracker_thresholds: thresholdsSchema,
+      renditions: renditionsSchema,
+      verifier: verifierSchema,
+      ball_verifier: ballVerifierSchema,
+    })
+    .transform((c) => ({ ...c, thresholds: c.tracker_thresholds })),
 ]);
 
-/** What a detections header says of the model that wrote it (`model.sha256`, `model.verifier`). */
+/** What a detections header says of the model that wrote it (`model.sha256`, `model.verifier`, `model.ballVerifier`). */
 export interface DetectionsModel {
   sha256: string;
   verifier?: { sha256: string };
+  ballVerifier?: { sha256: string };
 }
 
 /**
@@ -44,7 +58,8 @@ export interface DetectionsModel {
  * model file's sha256, or that of a rendition the card lists (`renditions`: the int8 rendition CPU
  * workers run, train/quantize.py) made from this model file. When the card has a person verifier
  * (`verifier`, train/verifier.py), detections it rescored (`detectionsModel.verifier.sha256` is the card's)
- * get `tracker`, others (`DETECT_VERIFIER=off`, older files) the card's `verifier.tracker_unverified`.
+ * get `tracker`'s people thresholds, others (`DETECT_VERIFIER=off`, older files) the card's
+ * `verifier.tracker_unverified`; likewise the ball's with the card's `ball_verifier` (player-detector 3.4).
  *
  * @returns null when the card or the model is missing, the card has no valid `tracker`, or the
  *   detections come from another model. Never throws.
@@ -64,12 +79,15 @@ export async function modelCardThresholds(
       detections === modelSha256 ||
       card.data.renditions.some((r) => r.sha256 === detections && r.source_sha256 === modelSha256);
     if (!ofThisModel) return null;
-    const { verifier } = card.data;
-    // Scores the card's verifier fused get `tracker`; the detector's own scores `tracker_unverified`.
-    if (verifier && detectionsModel.verifier?.sha256.toLowerCase() !== verifier.sha256) {
-      return verifier.tracker_unverified.low < verifier.tracker_unverified.high ? verifier.tracker_unverified : null;
-    }
-    return card.data.thresholds;
+    const { verifier, ball_verifier: ballVerifier, thresholds } = card.data;
+    // Scores a card's verifier fused get `tracker`; the detector's own scores `tracker_unverified`.
+    const unverified = verifier?.tracker_unverified;
+    const peopleVerified = !verifier || detectionsModel.verifier?.sha256.toLowerCase() === verifier.sha256;
+    const ballVerified = !ballVerifier || detectionsModel.ballVerifier?.sha256.toLowerCase() === ballVerifier.sha256;
+    const people = peopleVerified || !unverified ? thresholds : unverified;
+    if (people.low >= people.high) return null;
+    const ball = ballVerified || !unverified ? thresholds.ball : unverified.ball;
+    return { high: people.high, low: people.low, ...(ball !== undefined ? { ball } : {}) };
   } catch {
     return null;
   }

@@ -289,15 +289,17 @@ describe('default player detector in int8 (what CPU workers run)', () => {
   });
 });
 
-describe('default player detector with its person verifier (player-detector 3.3)', () => {
-  it("rescores the people it found, keeps the ball's boxes, and keeps the clip's people", async () => {
+describe('default player detector with its person and ball verifiers (player-detector 3.3, 3.4)', () => {
+  it("rescores the people and the balls it found, and keeps the clip's people", async () => {
     const verified = await Detector.open(await detectOptionsFromEnv(loadConfig(detectEnvSchema, {})));
     const own = await Detector.open(
       await detectOptionsFromEnv(loadConfig(detectEnvSchema, { DETECT_VERIFIER: 'off' })),
     );
     try {
       expect(verified.info.verifier?.weight).toBeGreaterThan(0);
+      expect(verified.info.ballVerifier?.weight).toBeGreaterThan(0);
       expect(own.info.verifier).toBeUndefined();
+      expect(own.info.ballVerifier).toBeUndefined();
       const frames: BgrImage[] = [];
       const inputPath = join(dir, 'clip', 'camera-1.mp4');
       for await (const frame of readVideoFrames(inputPath, { info: await probeVideo(inputPath), fps: 5 }))
@@ -306,23 +308,33 @@ describe('default player detector with its person verifier (player-detector 3.3)
       const withVerifier = await verified.infer(verified.prepare(frames, plan));
       const without = await own.infer(own.prepare(frames, plan));
       let rescored = 0;
+      let ballsRescored = 0;
+      const centre = (b: readonly number[]) => [(b[0]! + b[2]!) / 2, (b[1]! + b[3]!) / 2] as const;
       for (const [k, list] of withVerifier.entries()) {
         for (const d of list) {
-          // Every box is one the detector found — a person's perhaps moved onto the person, the ball's as it
-          // was, with its own score.
+          // Every box is one the detector found, perhaps moved onto the person or the ball, with a new score.
+          if (d.class === 'ball') {
+            // Ball candidates are decoded from the ball verifier's floor (0.1), under the detector's own floor:
+            // where the detector alone kept a ball box near this one, the score is the fused one.
+            expect(d.score).toBeGreaterThanOrEqual(CARD.ball!);
+            const [x, y] = centre(d.box);
+            const near = (without[k] ?? []).find(
+              (o) => o.class === 'ball' && Math.hypot(centre(o.box)[0] - x, centre(o.box)[1] - y) < 8,
+            );
+            if (near && Math.abs(d.score - near.score) > 1e-3) ballsRescored += 1;
+            continue;
+          }
           const near = (without[k] ?? [])
             .filter((o) => o.class === d.class)
             .sort((a, b) => iou(b.box, d.box) - iou(a.box, d.box))[0];
           expect(near).toBeDefined();
-          if (d.class === 'ball') expect(d).toEqual(near);
-          else {
-            expect(iou(near!.box, d.box)).toBeGreaterThan(0.5);
-            expect(d.score).toBeGreaterThanOrEqual(CARD.low);
-            if (Math.abs(d.score - near!.score) > 1e-3) rescored += 1;
-          }
+          expect(iou(near!.box, d.box)).toBeGreaterThan(0.5);
+          expect(d.score).toBeGreaterThanOrEqual(CARD.low);
+          if (Math.abs(d.score - near!.score) > 1e-3) rescored += 1;
         }
       }
       expect(rescored).toBeGreaterThan(20);
+      expect(ballsRescored).toBeGreaterThan(0);
       // The synthetic people it was also trained on stay found (on real frames it is what lifts recall at
       // precision 0.95 from 0.79 to 0.93, MODEL_CARD.md).
       await expectSamePeople({ detector: own, plan }, { detector: verified, plan }, frames, 40, 0.9);

@@ -117,19 +117,23 @@ describe('model card', () => {
     );
     expect(card).toMatchObject({
       personScore: 'noisy-or',
-      scoreFloors: { player: 0.305, ball: 0.236 },
+      scoreFloors: { player: 0.305, ball: 0.212 },
       input: { width: 1280, height: 720 },
     });
-    // player-detector 3.3's card: people floors at the tracker's low on the verified score; the ball at the ball
-    // track's candidate floor (≤ 2 false ball boxes per real validation frame, evaluate.py), below the
-    // single-frame best F1. The detector's own scores (DETECT_VERIFIER=off) keep 3.2's thresholds.
-    expect(card!.tracker).toMatchObject({ high: 0.423, low: 0.305, ball: 0.236 });
+    // player-detector 3.4's card: people floors at the tracker's low on the verified score; the ball at the ball
+    // track's candidate floor (≤ 2 false ball boxes per real validation frame, evaluate.py) on the ball verifier's
+    // fused score, below the single-frame best F1. The detector's own scores (DETECT_VERIFIER=off) keep 3.2's
+    // thresholds.
+    expect(card!.tracker).toMatchObject({ high: 0.423, low: 0.305, ball: 0.212 });
     expect(card!.tracker.high).toBeGreaterThan(card!.tracker.low);
     expect(card!.verifier).toMatchObject({
       candidateFloor: 0.25,
       unverified: { high: 0.499, low: 0.345, ball: 0.236 },
     });
     expect(card!.verifier!.candidateFloor).toBeLessThan(card!.tracker.low);
+    // The ball verifier looks at every ball candidate from 0.1 up (its training's mining floor).
+    expect(card!.ballVerifier).toMatchObject({ candidateFloor: 0.1, weight: 0.5 });
+    expect(card!.ballVerifier!.candidateFloor).toBeLessThan(card!.tracker.ball!);
   });
 
   it('floors are validated as detector options', () => {

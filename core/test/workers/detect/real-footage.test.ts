@@ -35,9 +35,11 @@ describe.skipIf(!clip)('default detector on a real camera (tsukuba-left)', () =>
       expect(summary.warnings).toEqual([]);
       const file = await readDetectionsFile(outputPath);
       expect(file.header.warnings).toBeUndefined();
-      expect(file.header.model.version).toBe('player-detector-3.3');
+      expect(file.header.model.version).toBe('player-detector-3.4');
       // The card's person verifier rescored the people (player-detector 3.3).
       expect(file.header.model.verifier?.sha256).toMatch(/^[0-9a-f]{64}$/);
+      // And the card's ball verifier the balls (player-detector 3.4).
+      expect(file.header.model.ballVerifier?.sha256).toMatch(/^[0-9a-f]{64}$/);
       const people = file.frames.map((f) => f.detections.filter((d) => d.class !== 'ball').length);
       const boxesPerFrame = summary.detections / summary.frames;
       // ~23 people on the pitch plus touchline staff; the old floor gave 300 (the cap).

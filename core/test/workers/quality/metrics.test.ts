@@ -5,6 +5,7 @@ import {
   detectionQuality,
   evaluateTracking,
   type IdBox,
+  matchSimilarity,
   parseMotChallenge,
 } from '../../../src/workers/quality/index.ts';
 
@@ -106,6 +107,21 @@ describe('detection precision/recall at IoU 0.5', () => {
     expect(q.precision).toBeCloseTo(0.25);
     expect(q.recall).toBeCloseTo(0.5);
     expect(detectionQuality([{ gt: [SQUARE], detections: [{ box: SQUARE, score: 0.2 }] }], 0.5, 0.3).recall).toBe(0);
+  });
+});
+
+describe('matching a detection on centre distance (the ball)', () => {
+  it('matches within centrePx, nearer better, whatever the IoU', () => {
+    const ball: BoxXyxy = [245, 120, 255, 130];
+    expect(matchSimilarity(ball, [246, 116, 260, 130], { centrePx: 4 })).toBeCloseTo(1 - Math.hypot(3, 2) / 5, 12);
+    expect(matchSimilarity(ball, [252, 126, 262, 136], { centrePx: 4 })).toBe(0);
+    expect(matchSimilarity(ball, ball, { centrePx: 4 })).toBe(1);
+    // The same pair under IoU 0.5: a miss.
+    expect(matchSimilarity(ball, [246, 116, 260, 130], 0.5)).toBe(0);
+    const q = detectionQuality([{ gt: [ball], detections: [{ box: [246, 116, 260, 130], score: 0.9 }] }], {
+      centrePx: 4,
+    });
+    expect(q).toMatchObject({ truePositives: 1, falsePositives: 0, falseNegatives: 0 });
   });
 });
 

@@ -223,6 +223,35 @@ describe('model card thresholds', () => {
     // Still only for this model's detections.
     expect(await modelCardThresholds(path, { sha256: 'f'.repeat(64), verifier: { sha256: verifierSha } })).toBeNull();
   });
+
+  it("gives the ball the ball verifier's threshold only when that verifier scored it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pv-card-'));
+    dirs.push(dir);
+    const model = Buffer.from('the detector');
+    await writeFile(join(dir, 'm.onnx'), model);
+    const sha = createHash('sha256').update(model).digest('hex');
+    const person = 'c'.repeat(64);
+    const ball = 'e'.repeat(64);
+    await writeFile(
+      join(dir, 'metrics.json'),
+      JSON.stringify({
+        tracker: { high: 0.55, low: 0.3, ball: 0.21 },
+        verifier: { sha256: person, tracker_unverified: { high: 0.5, low: 0.35, ball: 0.24 } },
+        ball_verifier: { sha256: ball },
+      }),
+    );
+    const path = join(dir, 'm.onnx');
+    const both = { sha256: sha, verifier: { sha256: person }, ballVerifier: { sha256: ball } };
+    expect(await modelCardThresholds(path, both)).toEqual({ high: 0.55, low: 0.3, ball: 0.21 });
+    // Detections of 3.3's stage (the person verifier only): verified people, the ball on the detector's score.
+    expect(await modelCardThresholds(path, { sha256: sha, verifier: { sha256: person } })).toEqual({
+      high: 0.55,
+      low: 0.3,
+      ball: 0.24,
+    });
+    // DETECT_VERIFIER=off: both on the detector's own scores.
+    expect(await modelCardThresholds(path, { sha256: sha })).toEqual({ high: 0.5, low: 0.35, ball: 0.24 });
+  });
 });
 
 describe("a match segment's young tracks", () => {

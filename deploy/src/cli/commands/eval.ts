@@ -34,6 +34,9 @@ Scores the analysis stages' outputs against ground truth.
 
 Options:
   --iou <x>             IoU threshold                          [0.5]
+  --ball-centre-px <n>  detections: match the ball on box centres at most n
+                        source px apart instead of IoU (a ball of ~11 px:
+                        2 px off already fails IoU 0.5; the model card's 4)
   --min-score <x>       score threshold for precision/recall   [0.3]
   --class-map <map>     ground-truth class ids, id:name,…
                         [YOLO dir: 0:ball,1:goalkeeper,2:player,3:referee;
@@ -62,6 +65,7 @@ export async function run(argv: string[]): Promise<number> {
         gt: { type: 'string' },
         pred: { type: 'string' },
         iou: { type: 'string' },
+        'ball-centre-px': { type: 'string' },
         'min-score': { type: 'string' },
         'class-map': { type: 'string' },
         'min-visibility': { type: 'string' },
@@ -100,10 +104,18 @@ export async function run(argv: string[]): Promise<number> {
         minVisibility,
       });
       const ignoreRegions = (values.ignore ?? []).map(parseRegion);
+      const ballCentrePx = values['ball-centre-px'] === undefined ? undefined : Number(values['ball-centre-px']);
+      if (ballCentrePx !== undefined && !(ballCentrePx > 0 && ballCentrePx <= 1000)) {
+        throw new PolyvisionError(
+          'eval_usage',
+          `--ball-centre-px ${values['ball-centre-px']}: expected px in (0, 1000]`,
+        );
+      }
       const result = evaluateDetections(gt, pred.frames, pred.header.source.fps, {
         iouThreshold,
         minScore,
         ignoreRegions,
+        ...(ballCentrePx !== undefined ? { ballCentrePx } : {}),
       });
       if (result.frames === 0) throw new PolyvisionError('eval_no_overlap', 'no analysed frame has ground truth');
       process.stdout.write(values.json ? `${JSON.stringify(result, null, 2)}\n` : formatDetectionEval(result));
@@ -185,7 +197,7 @@ export function formatDetectionEval(result: DetectionEval): string {
     ? `, ignoring ${result.ignoreRegions.map((r) => `[${r.join(',')}]`).join(' ')}`
     : '';
   const lines = [
-    `${result.frames} frames, IoU ≥ ${result.iouThreshold}, precision/recall at score ≥ ${result.minScore}, AP over all scores${ignoring}`,
+    `${result.frames} frames, IoU ≥ ${result.iouThreshold}${result.ballCentrePx !== undefined ? ` (the ball: centres ≤ ${result.ballCentrePx} px apart)` : ''}, precision/recall at score ≥ ${result.minScore}, AP over all scores${ignoring}`,
     `${'class'.padEnd(11)}${'precision'.padStart(10)}${'recall'.padStart(8)}${'AP'.padStart(7)}${'TP'.padStart(6)}${'FP'.padStart(6)}${'FN'.padStart(6)}${'gt'.padStart(6)}`,
   ];
   for (const r of result.rows) {

@@ -36,28 +36,36 @@ export interface ModelCard {
    * The person verifier that rescores this model's person boxes (`verifier`, train/verifier.py); when
    * present, `tracker` holds the thresholds on the verified score the stage writes.
    */
-  verifier?: ModelVerifier;
+  verifier?: ModelVerifier & { unverified: TrackerThresholds };
+  /**
+   * The ball verifier that rescores this model's ball boxes (`ball_verifier`, train/verifier.py
+   * `--target ball`); when present, `tracker.ball` is on the verified ball score.
+   */
+  ballVerifier?: ModelVerifier;
 }
 
-/** A person verifier beside the model (`verify/person-verifier.ts`). */
+/** A verifier beside the model (`verify/verifier.ts`): the person's or the ball's. */
 export interface ModelVerifier {
-  /** File name beside the card (`person-verifier.onnx`). */
+  /** File name beside the card (`person-verifier.onnx`, `ball-verifier.onnx`). */
   file: string;
   /** sha256 of the verifier's file. */
   sha256: string;
   /** sha256 of the float detector whose candidates it was trained on: another model's card is stale. */
   detectorSha256: string;
-  /** Fused person score = detector^(1 − weight) · verifier^weight. */
+  /** Fused score = detector^(1 − weight) · verifier^weight. */
   weight: number;
   window: VerifierWindowSpec;
   /**
-   * The detector score from which person candidates are verified (the verifier's cost is per window):
+   * The detector score from which candidates are verified (the verifier's cost is per window): for people
    * the highest that keeps the verified recall at precision 0.9 and 0.95 of verifying every candidate on
-   * the real validation matches (train/evaluate.py `candidate_floor`).
+   * the real validation matches (train/evaluate.py `candidate_floor`), for the ball its training's floor.
    */
   candidateFloor: number;
-  /** The tracker's thresholds on the detector's own score, for detections written without the verifier. */
-  unverified: TrackerThresholds;
+  /**
+   * The tracker's thresholds on the detector's own scores, for detections written without the verifiers
+   * (the person verifier's entry; people and ball).
+   */
+  unverified?: TrackerThresholds;
 }
 
 /** A rendition of the model the card describes: the same weights at another precision, in the same folder. */
@@ -94,9 +102,10 @@ const verifierSchema = z.object({
     width: z.number().int().min(4).max(512),
     height: z.number().int().min(4).max(512),
     context: z.number().positive().max(10),
+    // Cards before the ball verifier (player-detector 3.3) have no floor: 1 px, as their training.
+    min_extent: z.number().positive().max(512).default(1),
   }),
   candidate_floor: z.number().min(0).max(1),
-  tracker_unverified: thresholdsSchema,
 });
 const cardSchema = z.object({
   tracker: trackerSchema,
@@ -118,7 +127,8 @@ const cardSchema = z.object({
     .catch([])
     .default([]),
   // A malformed verifier is ignored (the detector's own scores and the card's unverified thresholds apply).
-  verifier: verifierSchema.optional().catch(undefined),
+  verifier: verifierSchema.extend({ tracker_unverified: thresholdsSchema }).optional().catch(undefined),
+  ball_verifier: verifierSchema.optional().catch(undefined),
 });
 
 /**
@@ -136,9 +146,9 @@ export function scoreFloorsOf(tracker: TrackerThresholds): Partial<Record<Detect
 }
 
 /**
- * The card's tracker thresholds for the scores the detect stage writes: on the verified score (`tracker`)
- * when its person verifier runs (`verifier: 'auto'`), else on the detector's own (`verifier.unverified`;
- * `tracker` for a card without a verifier).
+ * The card's tracker thresholds for the scores the detect stage writes: on the verified scores (`tracker`)
+ * when its verifiers run (`verifier: 'auto'`), else on the detector's own (`verifier.unverified`, people
+ * and ball; `tracker` for a card without a verifier).
  */
 export function cardThresholds(card: ModelCard, verifier: 'auto' | 'off'): TrackerThresholds {
   return verifier === 'off' ? (card.verifier?.unverified ?? card.tracker) : card.tracker;
@@ -146,8 +156,8 @@ export function cardThresholds(card: ModelCard, verifier: 'auto' | 'off'): Track
 
 /**
  * Reads the model card of a local model: `tracker: {high, low, ball?, person_score?}`, `input`,
- * `renditions` and `verifier` (train/verifier.py: file, sha256, detector_sha256, weight, window,
- * candidate_floor, tracker_unverified) in the
+ * `renditions`, `verifier` (train/verifier.py: file, sha256, detector_sha256, weight, window,
+ * candidate_floor, tracker_unverified) and `ball_verifier` (the same but tracker_unverified) in the
  * `metrics.json` beside the ONNX file (core/models/player-detector/metrics.json, written by the
  * training's `evaluate.py`; thresholds derived on held-out real matches, MODEL_CARD.md).
  *
@@ -166,24 +176,30 @@ export async function readModelCard(modelPath: string): Promise<ModelCard | null
   const { person_score, ...tracker } = parsed.data.tracker;
   const input = parsed.data.input;
   const v = parsed.data.verifier;
+  const ball = parsed.data.ball_verifier;
   return {
     tracker,
-    ...(v
-      ? {
-          verifier: {
-            file: v.file,
-            sha256: v.sha256,
-            detectorSha256: v.detector_sha256,
-            weight: v.weight,
-            window: { widthPx: v.window.width, heightPx: v.window.height, context: v.window.context },
-            candidateFloor: v.candidate_floor,
-            unverified: v.tracker_unverified,
-          },
-        }
-      : {}),
+    ...(v ? { verifier: { ...modelVerifier(v), unverified: v.tracker_unverified } } : {}),
+    ...(ball ? { ballVerifier: modelVerifier(ball) } : {}),
     personScore: person_score ?? 'max',
     scoreFloors: scoreFloorsOf(tracker),
     ...(input ? { input: { width: input[3], height: input[2] } } : {}),
     renditions: parsed.data.renditions.map(({ source_sha256, ...r }) => ({ ...r, sourceSha256: source_sha256 })),
+  };
+}
+
+function modelVerifier(v: z.infer<typeof verifierSchema>): ModelVerifier {
+  return {
+    file: v.file,
+    sha256: v.sha256,
+    detectorSha256: v.detector_sha256,
+    weight: v.weight,
+    window: {
+      widthPx: v.window.width,
+      heightPx: v.window.height,
+      context: v.window.context,
+      minExtentPx: v.window.min_extent,
+    },
+    candidateFloor: v.candidate_floor,
   };
 }

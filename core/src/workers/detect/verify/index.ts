@@ -1,2 +1,2 @@
-export { fusedPersonScore, PersonVerifier, refineBox } from './person-verifier.ts';
+export { fusedScore, refineBox, Verifier, type VerifierTarget } from './verifier.ts';
 export { sampleWindow, type VerifierWindowSpec, verifierWindow } from './window.ts';

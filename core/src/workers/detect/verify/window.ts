@@ -1,28 +1,31 @@
 import type { BoxXyxy } from '../geometry.ts';
 import type { BgrImage } from '../letterbox.ts';
 
-/** The person verifier's view of a box (the model card's `verifier.window`). */
+/** A verifier's view of a box (the model card's `verifier.window`, `ball_verifier.window`). */
 export interface VerifierWindowSpec {
-  /** Window width in verifier-input pixels (32 for the repository's verifier). */
+  /** Window width in verifier-input pixels (32 for the repository's verifiers). */
   widthPx: number;
-  /** Window height in verifier-input pixels (64). */
+  /** Window height in verifier-input pixels (64 for people, 32 for the ball). */
   heightPx: number;
-  /** Window height as a multiple of `max(box height, 2 × box width)` (1.6). */
+  /** Window height as a multiple of `max(box height, box width × heightPx / widthPx, minExtentPx)` (1.6; 6). */
   context: number;
+  /** The least box extent the window is sized from, in frame pixels (1 for people; 6 for the ball: a window ≥ 36 px). */
+  minExtentPx: number;
 }
 
 /** Grey outside the frame, as the training's `verifier_window.PAD` and the detector's letterbox. */
 const PAD = 114;
 
 /**
- * The frame region (x0, y0, x1, y1, frame pixels) the verifier sees for `box`: centred on it,
- * `context × max(box height, 2 × box width)` tall and `widthPx / heightPx` of that wide — the
- * training's `verifier_window.window` (core/models/player-detector/train/verifier_window.py).
+ * The frame region (x0, y0, x1, y1, frame pixels) a verifier sees for `box`: centred on it,
+ * `context × max(box height, box width × heightPx / widthPx, minExtentPx)` tall and `widthPx / heightPx`
+ * of that wide — the training's `verifier_window.window` (core/models/player-detector/train/verifier_window.py).
  */
 export function verifierWindow(box: BoxXyxy, spec: VerifierWindowSpec): BoxXyxy {
   const cx = (box[0] + box[2]) / 2;
   const cy = (box[1] + box[3]) / 2;
-  const tall = spec.context * Math.max(box[3] - box[1], 2 * (box[2] - box[0]), 1);
+  const tall =
+    spec.context * Math.max(box[3] - box[1], ((box[2] - box[0]) * spec.heightPx) / spec.widthPx, spec.minExtentPx);
   const wide = (tall * spec.widthPx) / spec.heightPx;
   return [cx - wide / 2, cy - tall / 2, cx + wide / 2, cy + tall / 2];
 }

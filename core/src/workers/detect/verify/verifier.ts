@@ -10,6 +10,11 @@ import { type ExecutionProvider, openSession } from '../model/open-session.ts';
 import { sha256OfFile } from '../model/resolve-model.ts';
 import { sampleWindow, verifierWindow } from './window.ts';
 
+/** The name of a verifier's score output: its first that is not `box_delta`. */
+function scoreOutput(session: ort.InferenceSession): string {
+  return session.outputNames.find((name) => name !== 'box_delta') ?? session.outputNames[0]!;
+}
+
 /** Windows per onnxruntime call (8 MB of input at 32 × 64). */
 const MAX_WINDOWS_PER_RUN = 512;
 
@@ -28,38 +33,44 @@ export function refineBox(box: BoxXyxy, delta: ArrayLike<number>): BoxXyxy {
 }
 
 /**
- * The fused person score of a box: `detector^(1 − weight) · verifier^weight` (a weighted geometric
- * mean: a box both models believe keeps a high score, one either doubts falls). Inputs in [0, 1].
+ * The fused score of a box: `detector^(1 − weight) · verifier^weight` (a weighted geometric mean: a box
+ * both models believe keeps a high score, one either doubts falls). Inputs in [0, 1].
  */
-export function fusedPersonScore(detectorScore: number, verifierProbability: number, weight: number): number {
+export function fusedScore(detectorScore: number, verifierProbability: number, weight: number): number {
   return detectorScore ** (1 - weight) * verifierProbability ** weight;
 }
 
+/** The classes a verifier looks at: people (player, goalkeeper, referee) or the ball. */
+export type VerifierTarget = 'person' | 'ball';
+
 /**
- * The person verifier (core/models/player-detector/train/verifier.py): a small classifier that looks
- * again at each person box the detector found, through a window of its own around the box in the
- * frame the detector saw, rescores it (`fusedPersonScore`) and moves it onto the person (`refineBox`). On
- * the real validation matches it lifts the people recall at precision 0.95 from 0.79 to 0.94 (MODEL_CARD.md,
- * bench/README.md § The person verifier). Open with
- * {@link PersonVerifier.open}, reuse for many frames, then `close()`.
+ * A verifier (core/models/player-detector/train/verifier.py): a small classifier that looks again at
+ * each person (or ball) box the detector found, through a window of its own around the box in the frame
+ * the detector saw, rescores it (`fusedScore`) and moves it (`refineBox`). On the real validation matches
+ * the person verifier lifts the people recall at precision 0.95 from 0.79 to 0.94 and the ball verifier
+ * the ball's AP from 0.6 to 0.7x (MODEL_CARD.md, bench/README.md § The verifiers). Open with
+ * {@link Verifier.open}, reuse for many frames, then `close()`.
  */
-export class PersonVerifier {
+export class Verifier {
+  readonly target: VerifierTarget;
   readonly card: ModelVerifier;
   readonly #session: ort.InferenceSession;
   readonly #input: string;
   /** Whether the verifier also moves each box (its `box_delta` output). */
   readonly #regresses: boolean;
 
-  private constructor(session: ort.InferenceSession, card: ModelVerifier) {
+  private constructor(session: ort.InferenceSession, target: VerifierTarget, card: ModelVerifier) {
     this.#session = session;
+    this.target = target;
     this.card = card;
     this.#input = session.inputNames[0]!;
     this.#regresses = session.outputNames.includes('box_delta');
   }
 
   /**
-   * Opens the card's verifier beside `modelPath`, after checking that it was trained on this detector
-   * (`detectorSha256`: the float model's sha256) and that its file has the card's sha256.
+   * Opens the card's `target` verifier beside `modelPath`, after checking that it was trained on this
+   * detector (`detectorSha256`: the float model's sha256) and that its file has the card's sha256. Its
+   * score is its first output that is not `box_delta` (`person` or `ball`, [N, 1]).
    *
    * @throws PolyvisionError `model_invalid` (not retriable) when the verifier is another model's
    *   (stale card), unreadable, altered, or does not run on a window — with the fix (re-run
@@ -68,14 +79,15 @@ export class PersonVerifier {
   static async open(
     modelPath: string,
     floatModelSha256: string,
+    target: VerifierTarget,
     card: ModelVerifier,
     options: { executionProvider: ExecutionProvider | 'auto'; intraOpNumThreads?: number; logger?: Logger },
-  ): Promise<PersonVerifier> {
+  ): Promise<Verifier> {
     const path = join(dirname(modelPath), card.file);
     const refuse = (why: string): never => {
       throw new PolyvisionError(
         'model_invalid',
-        `person verifier ${path}: ${why} (re-run core/models/player-detector/train/verifier.py, or set DETECT_VERIFIER=off)`,
+        `${target} verifier ${path}: ${why} (re-run core/models/player-detector/train/verifier.py, or set DETECT_VERIFIER=off)`,
       );
     };
     if (card.detectorSha256 !== floatModelSha256) refuse('the model card says it was trained for another detector');
@@ -95,22 +107,22 @@ export class PersonVerifier {
       await session.release();
       return refuse(`does not run on a ${w}×${h} window: ${String(cause)}`);
     }
-    const person = out.person?.data.length;
+    const score = out[scoreOutput(session)]?.data.length;
     const delta = out.box_delta?.data.length;
-    if (person !== 1 || (delta !== undefined && delta !== 4)) {
+    if (score !== 1 || (delta !== undefined && delta !== 4)) {
       await session.release();
-      refuse(`answers ${person ?? 'no'} person and ${delta ?? 'no'} box values for one window (want 1 and 4 or none)`);
+      refuse(`answers ${score ?? 'no'} score and ${delta ?? 'no'} box values for one window (want 1 and 4 or none)`);
     }
-    return new PersonVerifier(session, card);
+    return new Verifier(session, target, card);
   }
 
   /**
-   * Rescores the person boxes (`isPerson`) of each frame: each box's window sampled from `frames[i]`
-   * (the frame the detector saw, decoded at `frame.width / sourceWidth` of the source size; boxes are
-   * in source pixels), one onnxruntime call for a batch's windows, scores fused, and — when the verifier
-   * regresses boxes (`box_delta`) — each box moved by its deltas ({@link refineBox}; the caller suppresses
-   * duplicates again). People whose fused score falls under `minPersonScore` are dropped; other classes
-   * pass unchanged. Each frame's list comes back best first.
+   * Rescores the boxes of each frame that this verifier looks at (`applies`: people, or the ball): each
+   * box's window sampled from `frames[i]` (the frame the detector saw, decoded at `frame.width /
+   * sourceWidth` of the source size; boxes are in source pixels), one onnxruntime call for a batch's
+   * windows, scores fused, and — when the verifier regresses boxes (`box_delta`) — each box moved by its
+   * deltas ({@link refineBox}; the caller suppresses duplicates again). Boxes whose fused score falls
+   * under `minScore` are dropped; other classes pass unchanged. Each frame's list comes back best first.
    *
    * @throws PolyvisionError `inference_failed` (retriable) when onnxruntime fails.
    */
@@ -118,21 +130,21 @@ export class PersonVerifier {
     frames: readonly BgrImage[],
     detections: readonly Detection[][],
     source: { width: number; height: number },
-    isPerson: (d: Detection) => boolean,
-    minPersonScore: number,
+    applies: (d: Detection) => boolean,
+    minScore: number,
   ): Promise<Detection[][]> {
     const { window: spec, weight } = this.card;
     const size = 3 * spec.widthPx * spec.heightPx;
-    const people: { frame: number; index: number }[] = [];
+    const boxes: { frame: number; index: number }[] = [];
     detections.forEach((list, frame) => {
       list.forEach((d, index) => {
-        if (isPerson(d) && frames[frame]) people.push({ frame, index });
+        if (applies(d) && frames[frame]) boxes.push({ frame, index });
       });
     });
-    const probability = new Float32Array(people.length);
-    const deltas = new Float32Array(4 * people.length);
-    for (let start = 0; start < people.length; start += MAX_WINDOWS_PER_RUN) {
-      const chunk = people.slice(start, start + MAX_WINDOWS_PER_RUN);
+    const probability = new Float32Array(boxes.length);
+    const deltas = new Float32Array(4 * boxes.length);
+    for (let start = 0; start < boxes.length; start += MAX_WINDOWS_PER_RUN) {
+      const chunk = boxes.slice(start, start + MAX_WINDOWS_PER_RUN);
       const data = new Float32Array(chunk.length * size);
       chunk.forEach(({ frame, index }, k) => {
         const image = frames[frame]!;
@@ -142,36 +154,40 @@ export class PersonVerifier {
         sampleWindow(image, verifierWindow([b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy], spec), spec, data, k * size);
       });
       const out = await this.#run(data, chunk.length);
-      probability.set(out.person, start);
+      probability.set(out.score, start);
       if (out.boxDelta) deltas.set(out.boxDelta, 4 * start);
     }
     const rescored = detections.map((list) => [...list]);
-    people.forEach(({ frame, index }, k) => {
+    boxes.forEach(({ frame, index }, k) => {
       const d = detections[frame]![index]!;
       rescored[frame]![index] = {
         ...d,
-        score: fusedPersonScore(d.score, probability[k]!, weight),
+        score: fusedScore(d.score, probability[k]!, weight),
         ...(this.#regresses ? { box: refineBox(d.box, deltas.subarray(4 * k, 4 * k + 4)) } : {}),
       };
     });
     return rescored.map((list) =>
-      list.filter((d) => !isPerson(d) || d.score >= minPersonScore).sort((a, b) => b.score - a.score),
+      list.filter((d) => !applies(d) || d.score >= minScore).sort((a, b) => b.score - a.score),
     );
   }
 
-  async #run(data: Float32Array, count: number): Promise<{ person: Float32Array; boxDelta: Float32Array | null }> {
+  async #run(data: Float32Array, count: number): Promise<{ score: Float32Array; boxDelta: Float32Array | null }> {
     const { widthPx: w, heightPx: h } = this.card.window;
     try {
       const out = await this.#session.run({ [this.#input]: new ort.Tensor('float32', data, [count, 3, h, w]) });
       return {
-        person: out.person!.data as Float32Array,
+        score: out[scoreOutput(this.#session)]!.data as Float32Array,
         boxDelta: this.#regresses ? (out.box_delta!.data as Float32Array) : null,
       };
     } catch (cause) {
-      throw new PolyvisionError('inference_failed', `onnxruntime failed in the person verifier: ${String(cause)}`, {
-        retriable: true,
-        cause,
-      });
+      throw new PolyvisionError(
+        'inference_failed',
+        `onnxruntime failed in the ${this.target} verifier: ${String(cause)}`,
+        {
+          retriable: true,
+          cause,
+        },
+      );
     }
   }
 
