@@ -24,6 +24,8 @@ export interface SyntheticDetectionsOptions {
   fps: number;
   /** The lowest ball score the detector keeps (its card's `ball` when absent). */
   ballFloor?: number;
+  /** The model card's verifiers (`DETECT_VERIFIER`, default `auto`). */
+  verifier?: 'auto' | 'off';
   /** Keep a detections file an earlier run wrote. */
   reuse: boolean;
 }
@@ -43,10 +45,11 @@ export async function syntheticDetections(options: SyntheticDetectionsOptions): 
   const work = join(root, '.cache', 'bench-detect', 'synthetic-demo');
   await mkdir(work, { recursive: true });
   const floor = options.ballFloor;
-  const variant = `${options.scoring}-seed${options.seed}${floor !== undefined ? `-ball${floor}` : ''}`;
+  const verifier = options.verifier ?? 'auto';
+  const variant = `${options.scoring}-seed${options.seed}${floor !== undefined ? `-ball${floor}` : ''}${verifier === 'off' ? '-unverified' : ''}`;
   const detectionsPath = join(work, `${variant}.detections.jsonl`);
   if (options.reuse && existsSync(detectionsPath)) return { clip, detectionsPath, variant, framesPerSecond: undefined };
-  const { options: scored } = await scoringOptions(options.scoring, DEFAULT_MODEL_PATH);
+  const { options: scored } = await scoringOptions(options.scoring, DEFAULT_MODEL_PATH, verifier);
   const detector = await Detector.open({
     model: { path: DEFAULT_MODEL_PATH },
     modelVersion: `bench-${options.scoring}`,

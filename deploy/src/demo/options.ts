@@ -68,8 +68,9 @@ Options:
                             under auto                            (DETECT_PRECISION) [auto]
   --tta <none|flip>         flip: every tile inferred mirrored too and the two passes
                             fused (more people found; twice the inference) (DETECT_TTA) [none]
-  --verifier <auto|off>     auto: the model card's person verifier rescores every person
-                            box; off: the detector's own scores   (DETECT_VERIFIER) [auto]
+  --verifier <auto|off>     auto: the model card's person and ball verifiers rescore
+                            every person and ball box; off: the detector's own scores
+                            (DETECT_VERIFIER) [auto]
   --camera-motion <on|off>  measure the camera's motion between analysed frames and
                             move the tracks with it (a panning camera)
                             (DETECT_CAMERA_MOTION, TRACK_CAMERA_MOTION) [on]

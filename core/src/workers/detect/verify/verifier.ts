@@ -47,8 +47,9 @@ export type VerifierTarget = 'person' | 'ball';
  * A verifier (core/models/player-detector/train/verifier.py): a small classifier that looks again at
  * each person (or ball) box the detector found, through a window of its own around the box in the frame
  * the detector saw, rescores it (`fusedScore`) and moves it (`refineBox`). On the real validation matches
- * the person verifier lifts the people recall at precision 0.95 from 0.79 to 0.94 and the ball verifier
- * the ball's AP from 0.6 to 0.7x (MODEL_CARD.md, bench/README.md § The verifiers). Open with
+ * the person verifier lifts the people recall at precision 0.95 from 0.79 to 0.94, the ball verifier the
+ * ball's (centres ≤ 4 px) at precision 0.6 from 0.52 to 0.62 (MODEL_CARD.md, bench/README.md § The person
+ * verifier, § The ball verifier). Open with
  * {@link Verifier.open}, reuse for many frames, then `close()`.
  */
 export class Verifier {
