@@ -222,28 +222,61 @@ def train(windows: Windows, steps: int, seed: int) -> dict[str, np.ndarray]:
     return {k: np.asarray(v) for k, v in params.items()}
 
 
-def build(params: dict[str, np.ndarray], spec: Spec) -> onnx.ModelProto:
+def build(members: list[dict[str, np.ndarray]], spec: Spec, mirrored: bool = False) -> onnx.ModelProto:
     """ONNX graph: input `windows` float32 [N, 3, height, width] (RGB, pixel / 255), outputs `person` (or
-    `ball`: the spec's name) [N, 1], the probability, and `box_delta` [N, 4]."""
+    `ball`: the spec's name) [N, 1], the probability, and `box_delta` [N, 4]. With several `members` (networks
+    trained from other seeds) and / or `mirrored` (each also run on the mirrored window, its dx negated), their
+    logits and deltas are averaged: a seed ensemble with flip test-time augmentation, in one graph, so the
+    detect stage runs it unchanged."""
     inits, nodes = [], []
 
     def const(name: str, value: np.ndarray) -> str:
         inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
         return name
 
-    x = "windows"
-    for k, (_, _, stride) in enumerate(LAYERS):
-        w = const(f"conv{k}_w", params[f"conv{k}_w"].transpose(3, 2, 0, 1))
-        b = const(f"conv{k}_b", params[f"conv{k}_b"])
-        nodes.append(helper.make_node("Conv", [x, w, b], [f"c{k}"], kernel_shape=[3, 3], strides=[stride, stride], pads=[1, 1, 1, 1]))
-        nodes.append(helper.make_node("Relu", [f"c{k}"], [f"r{k}"]))
-        x = f"r{k}"
+    views = ["windows"]
+    if mirrored:
+        nodes.append(helper.make_node(
+            "Slice", ["windows", const("flip_start", np.array([-1], np.int64)), const("flip_end", np.array([-(2**62)], np.int64)),
+                      const("flip_axis", np.array([3], np.int64)), const("flip_step", np.array([-1], np.int64))], ["mirror"],
+        ))
+        views.append("mirror")
+    logits = []
+    for m, params in enumerate(members):
+        tag = f"m{m}_" if len(members) > 1 else ""
+        weights = []
+        for k in range(len(LAYERS)):
+            weights.append((const(f"{tag}conv{k}_w", params[f"conv{k}_w"].transpose(3, 2, 0, 1)),
+                            const(f"{tag}conv{k}_b", params[f"conv{k}_b"])))
+        fc = (const(f"{tag}fc_w", params["fc_w"]), const(f"{tag}fc_b", params["fc_b"]))
+        for v, view in enumerate(views):
+            at = f"{tag}v{v}_" if len(views) > 1 else tag
+            x = view
+            for k, (_, _, stride) in enumerate(LAYERS):
+                nodes.append(helper.make_node("Conv", [x, *weights[k]], [f"{at}c{k}"], kernel_shape=[3, 3], strides=[stride, stride], pads=[1, 1, 1, 1]))
+                nodes.append(helper.make_node("Relu", [f"{at}c{k}"], [f"{at}r{k}"]))
+                x = f"{at}r{k}"
+            nodes += [
+                helper.make_node("GlobalAveragePool", [x], [f"{at}mean"]),
+                helper.make_node("GlobalMaxPool", [x], [f"{at}max"]),
+                helper.make_node("Concat", [f"{at}mean", f"{at}max"], [f"{at}pooled4"], axis=1),
+                helper.make_node("Flatten", [f"{at}pooled4"], [f"{at}pooled"], axis=1),
+                helper.make_node("Gemm", [f"{at}pooled", *fc], [f"{at}head"]),
+            ]
+            if view == "mirror":
+                sign = "mirror_sign" if "mirror_sign" in {t.name for t in inits} else const("mirror_sign", np.array([[1, -1, 1, 1, 1]], np.float32))
+                nodes.append(helper.make_node("Mul", [f"{at}head", sign], [f"{at}head_back"]))
+                logits.append(f"{at}head_back")
+            else:
+                logits.append(f"{at}head")
+    if len(logits) > 1:
+        nodes += [
+            helper.make_node("Sum", logits, ["head_sum"]),
+            helper.make_node("Mul", ["head_sum", const("members", np.array(1 / len(logits), np.float32))], ["head"]),
+        ]
+    elif logits[0] != "head":
+        nodes.append(helper.make_node("Identity", logits, ["head"]))
     nodes += [
-        helper.make_node("GlobalAveragePool", [x], ["mean"]),
-        helper.make_node("GlobalMaxPool", [x], ["max"]),
-        helper.make_node("Concat", ["mean", "max"], ["pooled4"], axis=1),
-        helper.make_node("Flatten", ["pooled4"], ["pooled"], axis=1),
-        helper.make_node("Gemm", ["pooled", const("fc_w", params["fc_w"]), const("fc_b", params["fc_b"])], ["head"]),
         helper.make_node("Split", ["head", const("split", np.array([1, 4], np.int64))], ["logit", "deltas"], axis=1),
         helper.make_node("Sigmoid", ["logit"], [spec.name]),
         helper.make_node("Mul", ["deltas", const("delta_scale", np.array(DELTA_SCALE, np.float32)[None])], ["box_delta"]),
@@ -265,36 +298,68 @@ def build(params: dict[str, np.ndarray], spec: Spec) -> onnx.ModelProto:
         f"{spec.height / spec.width:g} x box width, {spec.min_extent:g} px) tall, bilinear at output pixel centres, "
         "grey 114 outside the frame",
         "fusion": f"score = detector ** {1 - spec.weight:g} * verifier ** {spec.weight:g}",
+        "members": f"{len(members)} network(s){', each also on the mirrored window' if mirrored else ''}, logits averaged",
         "licence": "CC BY 4.0 (trained on Polyvision synthetic data and on the CC BY 4.0 "
         "football-players-detection set; see MODEL_CARD.md for the attribution)",
     })
 
 
-def check(model: onnx.ModelProto, params: dict[str, np.ndarray], spec: Spec) -> None:
-    """onnxruntime on the graph against the JAX forward on random windows; they must agree."""
+def params_of(path: Path) -> dict[str, np.ndarray]:
+    """The weights of a single-network verifier file this script wrote (its convolutions back to HWIO)."""
+    found = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(path)).graph.initializer}
+    params = {"fc_w": found["fc_w"], "fc_b": found["fc_b"]}
+    for k in range(len(LAYERS)):
+        if f"conv{k}_w" not in found:
+            raise SystemExit(f"{path}: not a single-network verifier (no conv{k}_w)")
+        params[f"conv{k}_w"] = found[f"conv{k}_w"].transpose(2, 3, 1, 0)
+        params[f"conv{k}_b"] = found[f"conv{k}_b"]
+    return params
+
+
+def check(model: onnx.ModelProto, members: list[dict[str, np.ndarray]], spec: Spec, mirrored: bool = False) -> None:
+    """onnxruntime on the graph against the JAX forward (averaged over members and views) on random windows;
+    they must agree."""
     import onnxruntime as ort
 
     x = np.random.default_rng(0).random((5, spec.height, spec.width, 3), dtype=np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    person, box_delta = session.run(None, {"windows": x.transpose(0, 3, 1, 2)})
-    out = np.asarray(forward({k: jnp.asarray(v) for k, v in params.items()}, jnp.asarray(x)))
-    err = max(float(np.abs(person[:, 0] - 1 / (1 + np.exp(-out[:, 0]))).max()),
+    score, box_delta = session.run(None, {"windows": x.transpose(0, 3, 1, 2)})
+    outs = []
+    for params in members:
+        p = {k: jnp.asarray(v) for k, v in params.items()}
+        outs.append(np.asarray(forward(p, jnp.asarray(x))))
+        if mirrored:
+            outs.append(np.asarray(forward(p, jnp.asarray(x[:, :, ::-1]))) * np.array([1, -1, 1, 1, 1], np.float32))
+    out = np.mean(outs, axis=0)
+    err = max(float(np.abs(score[:, 0] - 1 / (1 + np.exp(-out[:, 0]))).max()),
               float(np.abs(box_delta - out[:, 1:] * DELTA_SCALE).max()))
-    print(f"onnxruntime vs JAX: {person.shape} {box_delta.shape}, max difference {err:.2e}")
+    print(f"onnxruntime vs JAX: {score.shape} {box_delta.shape}, max difference {err:.2e}")
     if err > 1e-4:
         raise SystemExit("exported verifier does not match the trained one")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--detector", required=True, type=Path, help="the exported detector whose candidates to verify")
-    ap.add_argument("--data", action="append", required=True,
+    ap.add_argument("--detector", type=Path, help="the exported detector whose candidates to verify")
+    ap.add_argument("--data", action="append", default=[],
                     help="PATH[:EVERY] of a dataset (dataset.py / real_dataset.py format); every EVERYth frame mined")
+    ap.add_argument("--combine", nargs="+", type=Path, default=[],
+                    help="instead of training: one graph averaging these verifier files (trained with other seeds)")
+    ap.add_argument("--mirrored", action="store_true", help="each network also looks at the mirrored window (averaged)")
     ap.add_argument("--target", choices=tuple(SPECS), default="person", help="the class the verifier looks at")
     ap.add_argument("--steps", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args()
+    spec = SPECS[args.target]
+    if args.combine:
+        members = [params_of(path) for path in args.combine]
+        model = build(members, spec, args.mirrored)
+        check(model, members, spec, args.mirrored)
+        save(model, args.out)
+        return
+    if not args.detector or not args.data:
+        ap.error("--detector and --data are required to train")
     detector = Model(args.detector)
     sources = []
     for spec in args.data:
@@ -305,10 +370,9 @@ def main() -> None:
         counts = {label: sum(1 for _, _, y, _ in items if y == label) for label in (1, 0, -1)}
         print(f"{path}: {counts[1]} positives, {counts[0]} negatives, {counts[-1]} boxes to move only", flush=True)
         sources.append((np.load(Path(path) / "images.npy", mmap_mode="r"), items, real))
-    spec = SPECS[args.target]
     params = train(Windows(sources, spec, args.seed), args.steps, args.seed)
-    model = build(params, spec)
-    check(model, params, spec)
+    model = build([params], spec, args.mirrored)
+    check(model, [params], spec, args.mirrored)
     save(model, args.out)
 
 

@@ -2,7 +2,7 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Detector } from '../../../src/workers/detect/index.ts';
+import { type BgrImage, type BoxXyxy, Detector } from '../../../src/workers/detect/index.ts';
 import { readModelCard } from '../../../src/workers/detect/model/model-card.ts';
 import {
   fusedScore,
@@ -25,6 +25,28 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** RGB pixel (x, y) channel c = (17x + 29y + 53c) mod 256, stored as BGR: the pattern verifier_window.py was run on. */
+function patternImage(width: number, height: number): BgrImage {
+  const data = new Uint8Array(width * height * 3);
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++)
+      for (let c = 0; c < 3; c++) data[(y * width + x) * 3 + (2 - c)] = (17 * x + 29 * y + 53 * c) % 256;
+  return { width, height, data };
+}
+
+/** One window of `image` for `box` as the stage samples it: RGB at (row, col) and per-channel sums, 0–255. */
+function sampled(image: BgrImage, box: BoxXyxy, spec: VerifierWindowSpec) {
+  const plane = spec.widthPx * spec.heightPx;
+  const out = new Float32Array(3 * plane);
+  sampleWindow(image, verifierWindow(box, spec), spec, out, 0);
+  const at = (row: number, col: number) =>
+    [0, 1, 2].map((c) => Math.round(out[c * plane + row * spec.widthPx + col]! * 255));
+  const sums = [0, 1, 2].map((c) =>
+    out.subarray(c * plane, (c + 1) * plane).reduce((s, v) => s + Math.round(v * 255), 0),
+  );
+  return { at, sums };
+}
+
 describe("the person verifier's window", () => {
   it('is centred on the box, 1.6 × max(height, 2 × width) tall and half as wide', () => {
     expect(verifierWindow([2, 1.5, 6, 10.5], SPEC).map((v) => Number(v.toFixed(6)))).toEqual([0.4, -1.2, 7.6, 13.2]);
@@ -33,46 +55,19 @@ describe("the person verifier's window", () => {
   });
 
   it("samples as the training's verifier_window.sample does (numbers from that file)", () => {
-    // RGB pixel (x, y) channel c = (17x + 29y + 53c) mod 256 on a 13 × 9 image, stored as BGR.
-    const width = 13;
-    const height = 9;
-    const data = new Uint8Array(width * height * 3);
-    for (let y = 0; y < height; y++)
-      for (let x = 0; x < width; x++)
-        for (let c = 0; c < 3; c++) data[(y * width + x) * 3 + (2 - c)] = (17 * x + 29 * y + 53 * c) % 256;
-    const out = new Float32Array(3 * 64 * 32);
-    sampleWindow({ width, height, data }, verifierWindow([2, 1.5, 6, 10.5], SPEC), SPEC, out, 0);
-    const at = (row: number, col: number) => [0, 1, 2].map((c) => Math.round(out[c * 2048 + row * 32 + col]! * 255));
+    const { at, sums } = sampled(patternImage(13, 9), [2, 1.5, 6, 10.5], SPEC);
     // python: out = floor(sample(rgb, *window([2, 1.5, 6, 10.5])) + 0.5); out[0,0], out[10,5], out[40,20], out[63,31]
     expect(at(0, 0)).toEqual([114, 114, 114]);
     expect(at(10, 5)).toEqual([39, 92, 145]);
     expect(at(40, 20)).toEqual([36, 89, 142]);
     expect(at(63, 31)).toEqual([114, 114, 114]);
     // out.sum((0, 1)): every sample, per channel.
-    const sums = [0, 1, 2].map((c) =>
-      out.subarray(c * 2048, (c + 1) * 2048).reduce((s, v) => s + Math.round(v * 255), 0),
-    );
     expect(sums).toEqual([249419, 249534, 250662]);
   });
 });
 
 describe("the ball verifier's window", () => {
-  // RGB pixel (x, y) channel c = (17x + 29y + 53c) mod 256 on a 64 × 48 image, stored as BGR.
-  const width = 64;
-  const height = 48;
-  const data = new Uint8Array(width * height * 3);
-  for (let y = 0; y < height; y++)
-    for (let x = 0; x < width; x++)
-      for (let c = 0; c < 3; c++) data[(y * width + x) * 3 + (2 - c)] = (17 * x + 29 * y + 53 * c) % 256;
-  const sampled = (box: [number, number, number, number]) => {
-    const out = new Float32Array(3 * 32 * 32);
-    sampleWindow({ width, height, data }, verifierWindow(box, BALL_SPEC), BALL_SPEC, out, 0);
-    const at = (row: number, col: number) => [0, 1, 2].map((c) => Math.round(out[c * 1024 + row * 32 + col]! * 255));
-    const sums = [0, 1, 2].map((c) =>
-      out.subarray(c * 1024, (c + 1) * 1024).reduce((s, v) => s + Math.round(v * 255), 0),
-    );
-    return { at, sums };
-  };
+  const image = patternImage(64, 48);
 
   it('is a square 6 × the box, at least 36 frame px (the floor for a ball of a few pixels)', () => {
     expect(verifierWindow([30, 20, 34, 24], BALL_SPEC)).toEqual([14, 4, 50, 40]);
@@ -81,7 +76,7 @@ describe("the ball verifier's window", () => {
 
   it("samples as the training's verifier_window.sample does with the BALL spec (numbers from that file)", () => {
     // python: out = floor(sample(rgb, *window(box, BALL), BALL) + 0.5); out[0,0], out[10,5], out[20,17], out[31,31]
-    const small = sampled([30, 20, 34, 24]);
+    const small = sampled(image, [30, 20, 34, 24], BALL_SPEC);
     expect([small.at(0, 0), small.at(10, 5), small.at(20, 17), small.at(31, 31)]).toEqual([
       [101, 154, 207],
       [66, 64, 117],
@@ -89,7 +84,7 @@ describe("the ball verifier's window", () => {
       [169, 222, 35],
     ]);
     expect(small.sums).toEqual([130447, 131030, 131013]);
-    const edge = sampled([20, 10, 28, 18.5]);
+    const edge = sampled(image, [20, 10, 28, 18.5], BALL_SPEC);
     expect([edge.at(0, 0), edge.at(10, 5), edge.at(20, 17), edge.at(31, 31)]).toEqual([
       [114, 114, 114],
       [67, 57, 110],
