@@ -6,8 +6,8 @@
  * - `card` (from 2.1, what the stage does with the default model): the model card's per-class
  *   floors (people at the tracker's `low`, the ball at `ball`), merged person score
  *   `1 − ∏(1 − p_class)`, first pass at the 25th percentile of people scoring ≥ the card's `high`; with the
- *   card's person verifier (`verifier: 'auto'`, from 3.3) the thresholds on its fused score, else on the
- *   detector's own (`verifier.tracker_unverified`).
+ *   card's verifiers (`verifier: 'auto'`: people from 3.3, the ball from 3.4) the thresholds on their fused
+ *   scores, else on the detector's own (`verifier.tracker_unverified`).
  */
 import {
   cardThresholds,

@@ -362,8 +362,8 @@ def main() -> None:
         ap.error("--detector and --data are required to train")
     detector = Model(args.detector)
     sources = []
-    for spec in args.data:
-        path, _, every = spec.partition(":")
+    for source in args.data:
+        path, _, every = source.partition(":")
         items = mine(detector, Path(path), int(every or 1), args.target)
         # Real frames (real_dataset.py writes `matches`) are decoded smaller by the stage than renders are.
         real = "matches" in json.loads((Path(path) / "meta.json").read_text())

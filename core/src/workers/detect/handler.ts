@@ -115,7 +115,7 @@ export const detectEnvSchema = z.object({
   DETECT_PRECISION: envEnum(['auto', 'fp32', 'int8'] as const, 'auto'),
   /** `flip`: every tile inferred mirrored too, the passes fused (`DetectOptions.testTimeAugmentation`). */
   DETECT_TTA: envEnum(['none', 'flip'] as const, 'none'),
-  /** `off`: person boxes keep the detector's own scores (`DetectOptions.verifier`). */
+  /** `off`: person and ball boxes keep the detector's own scores (`DetectOptions.verifier`). */
   DETECT_VERIFIER: envEnum(['auto', 'off'] as const, 'auto'),
   /** onnxruntime's intra-op threads busy-wait between operators (`DetectOptions.threadSpinning`). */
   DETECT_ORT_SPINNING: envEnum(['on', 'off'] as const, 'off'),
