@@ -123,11 +123,17 @@ else
 fi
 # The person verifier (version 3.3): a second look at each person candidate of this detector on the real
 # training matches and the synthetic renders (verifier.py); the stage fuses its answer into the box's score.
-"$PY" verifier.py --detector ../player-detector.onnx --data "$WORK/real-train" --data "$WORK/train:4" \
-  --steps "$VERIFIER_STEPS" --out ../person-verifier.onnx
 # The ball verifier (version 3.4): the same second look at each ball candidate, through a square window.
-"$PY" verifier.py --target ball --detector ../player-detector.onnx --data "$WORK/real-train" --data "$WORK/train:4" \
-  --steps "$BALL_VERIFIER_STEPS" --out ../ball-verifier.onnx
+# From 3.4 each is two networks trained from seeds 0 and 1, their logits averaged in one graph (--combine).
+for SEED in 0 1; do
+  "$PY" verifier.py --detector ../player-detector.onnx --data "$WORK/real-train" --data "$WORK/train:4" \
+    --steps "$VERIFIER_STEPS" --seed "$SEED" --out "$WORK/person-verifier-s$SEED.onnx"
+  "$PY" verifier.py --target ball --detector ../player-detector.onnx --data "$WORK/real-train" --data "$WORK/train:4" \
+    --steps "$BALL_VERIFIER_STEPS" --seed "$SEED" --out "$WORK/ball-verifier-s$SEED.onnx"
+done
+"$PY" verifier.py --combine "$WORK/person-verifier-s0.onnx" "$WORK/person-verifier-s1.onnx" --out ../person-verifier.onnx
+"$PY" verifier.py --target ball --combine "$WORK/ball-verifier-s0.onnx" "$WORK/ball-verifier-s1.onnx" \
+  --out ../ball-verifier.onnx
 # The card's thresholds are on the verified scores (the first model), `verifier.tracker_unverified` on its own.
 "$PY" evaluate.py --model new=../player-detector.onnx --verifier new=../person-verifier.onnx \
   --ball-verifier new=../ball-verifier.onnx \

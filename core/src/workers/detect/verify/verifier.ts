@@ -47,9 +47,10 @@ export type VerifierTarget = 'person' | 'ball';
  * A verifier (core/models/player-detector/train/verifier.py): a small classifier that looks again at
  * each person (or ball) box the detector found, through a window of its own around the box in the frame
  * the detector saw, rescores it (`fusedScore`) and moves it (`refineBox`). On the real validation matches
- * the person verifier lifts the people recall at precision 0.95 from 0.79 to 0.94, the ball verifier the
+ * the person verifier lifts the people recall at precision 0.95 from 0.79 to 0.946, the ball verifier the
  * ball's (centres ≤ 4 px) at precision 0.6 from 0.52 to 0.62 (MODEL_CARD.md, bench/README.md § The person
- * verifier, § The ball verifier). Open with
+ * verifier, § The ball verifier). A verifier file may hold several networks averaged in its graph
+ * (train/verifier.py --combine); the stage sees one model. Open with
  * {@link Verifier.open}, reuse for many frames, then `close()`.
  */
 export class Verifier {
