@@ -28,6 +28,13 @@ validation frames carry at most 2 false ball boxes each (centre > 4 px from
 the ball; `ball_track_floor`); `ball_best_f1` = the single-frame best-F1 score
 (the `ball` of cards before 2026-11-29).
 
+With `--verifier` / `--ball-verifier` (verifier.py) the people / the ball are the
+detector's candidates from the verifier's floor up, rescored and moved as the
+detect stage does it (windows from the letterboxed frame the detector saw), and
+the card gets `verifier` / `ball_verifier` entries (file, sha256, the detector's
+sha256, weight, window, candidate floor; the person verifier's also the
+thresholds on the detector's own scores, `tracker_unverified`).
+
 YOLOX-Nano (COCO, `--yolox`) is run for comparison: BGR 0..255 input,
 top-left letterbox, grid decoding as the detect stage's `decodeYolox`;
 its class 0 (person) is compared with people, class 32 (sports ball) with the ball.

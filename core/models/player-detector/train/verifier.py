@@ -47,6 +47,12 @@ Usage:
         --steps 4000 --out ../person-verifier.onnx
     python verifier.py --target ball --detector ../player-detector.onnx --data $WORK/real-train \
         --data $WORK/train:4 --steps 2500 --out ../ball-verifier.onnx
+    python verifier.py --combine $WORK/person-verifier-s0.onnx $WORK/person-verifier-s1.onnx \
+        --out ../person-verifier.onnx
+
+Shipped verifiers (player-detector 3.4) are two networks each, trained with --seed 0 and 1 and combined
+(`--combine`: one graph, their logits and box deltas averaged; `--mirrored` would add each network's answer on
+the mirrored window, flip test-time augmentation inside the graph).
 """
 from __future__ import annotations
 
