@@ -247,6 +247,8 @@ def build(members: list[dict[str, np.ndarray]], spec: Spec, mirrored: bool = Fal
                       const("flip_axis", np.array([3], np.int64)), const("flip_step", np.array([-1], np.int64))], ["mirror"],
         ))
         views.append("mirror")
+        # A mirrored window's answer mapped back: its dx negated (logit, dx, dy, log w, log h).
+        mirror_sign = const("mirror_sign", np.array([[1, -1, 1, 1, 1]], np.float32))
     logits = []
     for m, params in enumerate(members):
         tag = f"m{m}_" if len(members) > 1 else ""
@@ -270,8 +272,7 @@ def build(members: list[dict[str, np.ndarray]], spec: Spec, mirrored: bool = Fal
                 helper.make_node("Gemm", [f"{at}pooled", *fc], [f"{at}head"]),
             ]
             if view == "mirror":
-                sign = "mirror_sign" if "mirror_sign" in {t.name for t in inits} else const("mirror_sign", np.array([[1, -1, 1, 1, 1]], np.float32))
-                nodes.append(helper.make_node("Mul", [f"{at}head", sign], [f"{at}head_back"]))
+                nodes.append(helper.make_node("Mul", [f"{at}head", mirror_sign], [f"{at}head_back"]))
                 logits.append(f"{at}head_back")
             else:
                 logits.append(f"{at}head")

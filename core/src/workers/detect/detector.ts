@@ -19,7 +19,7 @@ import { int8Rendition, type ModelPrecision } from './model/precision.ts';
 import { resolveModel } from './model/resolve-model.ts';
 import { type Candidate, classWiseNms } from './nms.ts';
 import { chooseTileGrid, type GridInputs, nativeScaleGrid, planTiles, type TileGrid } from './tiling.ts';
-import { Verifier } from './verify/index.ts';
+import { Verifier, type VerifierTarget } from './verify/index.ts';
 
 /** How frames of one source size are analysed. */
 export interface DetectPlan {
@@ -59,8 +59,11 @@ export const INPUT_SIZE_MULTIPLE = 32;
 
 /** People classes: one kind of object (merged score, one NMS group); their box heights set the tiling scale. */
 export const PERSON_CLASSES: ReadonlySet<string> = new Set(['player', 'goalkeeper', 'referee']);
-/** The class the ball verifier looks at. */
-const BALL_CLASS: ReadonlySet<string> = new Set(['ball']);
+/** The classes each verifier looks at: people, or the ball. */
+const VERIFIER_CLASSES: Record<VerifierTarget, ReadonlySet<string>> = {
+  person: PERSON_CLASSES,
+  ball: new Set(['ball']),
+};
 
 /** What {@link Detector.estimatePersonHeight} found. */
 export interface PersonHeightEstimate {
@@ -159,14 +162,14 @@ export class Detector {
       options.personScore === 'max' ? [] : this.#classIds.filter((id) => PERSON_CLASSES.has(options.classMap[id]!)),
     );
     this.#floors = {};
-    const classesOf = (v: Verifier): ReadonlySet<string> => (v.target === 'person' ? PERSON_CLASSES : BALL_CLASS);
     this.#verifiers = verifiers.map((verifier) => {
+      const classes = VERIFIER_CLASSES[verifier.target];
       const floors = this.#classIds
-        .filter((id) => classesOf(verifier).has(options.classMap[id]!))
+        .filter((id) => classes.has(options.classMap[id]!))
         .map((id) => options.classScoreFloors[options.classMap[id]!] ?? options.scoreThreshold);
       return {
         verifier,
-        applies: (d: Detection) => classesOf(verifier).has(d.class),
+        applies: (d: Detection) => classes.has(d.class),
         minScore: floors.length ? Math.min(...floors) : options.scoreThreshold,
       };
     });
@@ -176,7 +179,7 @@ export class Detector {
       if (floor !== undefined) this.#floors[id] = floor;
       // A verifier looks at the card's candidates (or from a lower floor a user set); its fused score then
       // meets the class's floor.
-      const verifier = verifiers.find((v) => classesOf(v).has(name));
+      const verifier = verifiers.find((v) => VERIFIER_CLASSES[v.target].has(name));
       if (verifier) this.#floors[id] = Math.min(floor ?? options.scoreThreshold, verifier.card.candidateFloor);
     }
     this.#inputName = session.inputNames[0]!;
@@ -301,7 +304,7 @@ export class Detector {
         tileStrips: stripsFit,
       };
       // The card's verifiers, trained on this detector's candidates (its float model's sha256).
-      const open = async (target: 'person' | 'ball', entry: ModelVerifier | undefined): Promise<Verifier | null> =>
+      const open = async (target: VerifierTarget, entry: ModelVerifier | undefined): Promise<Verifier | null> =>
         compiled.verifier === 'auto' && entry && detectsClasses(compiled, target)
           ? Verifier.open(model.path, model.sha256, target, entry, {
               executionProvider,
@@ -640,9 +643,9 @@ export class Detector {
     const [recorded, mirrored] = suppressed as [Detection[][], Detection[][] | undefined];
     const found = mirrored ? recorded.map((d, frame) => fuseFlipPasses(d, mirrored[frame] ?? [])) : recorded;
     if (!this.#verifiers.length) return found;
+    const source = { width: plan.sourceWidth, height: plan.sourceHeight };
     let verified = found;
     for (const { verifier, applies, minScore } of this.#verifiers) {
-      const source = { width: plan.sourceWidth, height: plan.sourceHeight };
       verified = await verifier.rescore(first.frames, verified, source, applies, minScore);
     }
     // Boxes a verifier moved stay in the frame, and two that now cover one object are one again.
@@ -700,10 +703,9 @@ export class Detector {
   }
 }
 
-/** Whether a class map has a person class (player, goalkeeper, referee). */
 /** Whether the class map names any of a verifier's classes (people, or the ball). */
-function detectsClasses(options: CompiledDetectOptions, target: 'person' | 'ball'): boolean {
-  return Object.values(options.classMap).some((c) => (target === 'person' ? PERSON_CLASSES.has(c) : c === 'ball'));
+function detectsClasses(options: CompiledDetectOptions, target: VerifierTarget): boolean {
+  return Object.values(options.classMap).some((c) => VERIFIER_CLASSES[target].has(c));
 }
 
 /** The `p`th percentile (nearest rank) of ascending `sorted`; 0 when empty. */
